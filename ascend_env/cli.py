@@ -1,0 +1,144 @@
+"""The `ascend-env` command line: parse, call one function, render.
+
+Start-up stays light: only typer is imported here; each command imports what it needs, so
+`ascend-env --version` never loads pydantic models, ansible, pytest or torch.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from ascend_env import __version__
+from ascend_env.errors import AscendEnvError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Provision and validate Huawei Ascend NPU environments.")
+profiles_app = typer.Typer(no_args_is_help=True, help="Shipped environment profiles.")
+spec_app = typer.Typer(no_args_is_help=True, help="Environment spec files.")
+app.add_typer(profiles_app, name="profiles")
+app.add_typer(spec_app, name="spec")
+
+
+class ArchChoice(str, Enum):
+    """CPU architectures of Ascend hosts."""
+
+    aarch64 = "aarch64"
+    x86_64 = "x86_64"
+
+
+class FrameworkChoice(str, Enum):
+    """Frameworks with matrix tables."""
+
+    torch = "torch"
+    mindspore = "mindspore"
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+ArchOption = Annotated[ArchChoice | None, typer.Option("--arch", help="Host architecture.")]
+ProfileOption = Annotated[str | None, typer.Option("--profile", help="A shipped profile name.")]
+SpecOption = Annotated[Path | None, typer.Option("--spec", help="A spec YAML file.")]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"ascend-env {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version_callback,
+                                          is_eager=True, help="Show the version.")] = False,
+) -> None:
+    """Provision and validate Huawei Ascend NPU environments."""
+
+
+@profiles_app.command("list")
+def profiles_list(as_json: JsonFlag = False) -> None:
+    """List the shipped profiles."""
+    from ascend_env.output import render_profiles
+
+    render_profiles(as_json=as_json)
+
+
+@profiles_app.command("show")
+def profiles_show(
+    name: Annotated[str, typer.Argument(help="Profile name, e.g. 910b.")],
+    as_json: JsonFlag = False,
+    as_yaml: Annotated[bool, typer.Option("--yaml", help="The full spec as YAML.")] = False,
+    arch: ArchOption = None,
+) -> None:
+    """Show one profile as a complete spec (defaults filled in)."""
+    from ascend_env.output import render_spec
+    from ascend_env.spec import load_spec
+
+    spec = load_spec(profile=name, arch=arch.value if arch else None)
+    render_spec(spec, as_json=as_json, as_yaml=as_yaml)
+
+
+@spec_app.command("validate")
+def spec_validate(
+    file: Annotated[Path, typer.Argument(help="Spec YAML file.")],
+    as_json: JsonFlag = False,
+    arch: ArchOption = None,
+) -> None:
+    """Check a spec: shape, unknown keys, and every pairing against the matrix."""
+    from ascend_env.output import render_validation
+    from ascend_env.validate import validate_file
+
+    result = validate_file(file, arch=arch.value if arch else None)
+    render_validation(result, as_json=as_json)
+    raise typer.Exit(0 if result.valid else 1)
+
+
+@spec_app.command("schema")
+def spec_schema() -> None:
+    """Print the JSON Schema of spec files (for editors)."""
+    import json
+
+    from ascend_env.spec import EnvSpec
+
+    typer.echo(json.dumps(EnvSpec.model_json_schema(), indent=2))
+
+
+@app.command("matrix")
+def matrix(
+    cann: Annotated[str | None, typer.Option("--cann", help="Only this CANN release.")] = None,
+    framework: Annotated[FrameworkChoice | None, typer.Option(
+        "--framework", help="Only this framework's table.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show the compatibility matrix, filtered."""
+    from ascend_env.output import render_matrix
+
+    render_matrix(cann=cann, framework=framework.value if framework else None, as_json=as_json)
+
+
+@app.command("plan")
+def plan(profile: ProfileOption = None, spec: SpecOption = None, arch: ArchOption = None,
+         as_json: JsonFlag = False) -> None:
+    """Show what would be installed, in order, with exact files and digests."""
+    from ascend_env.output import render_plan
+    from ascend_env.plan import resolve
+    from ascend_env.spec import load_spec
+
+    resolved = resolve(load_spec(profile=profile, path=spec, arch=arch.value if arch else None))
+    render_plan(resolved, as_json=as_json)
+
+
+def _fail(error: AscendEnvError) -> NoReturn:
+    typer.echo(f"ascend-env: error: {error}", err=True)
+    sys.exit(error.exit_code)
+
+
+def main() -> None:
+    """Console-script entry point: user errors become messages and exit codes."""
+    try:
+        app()
+    except AscendEnvError as error:
+        _fail(error)
