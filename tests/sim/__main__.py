@@ -1,0 +1,135 @@
+"""Command line for the simulated Ascend hosts: python -m tests.sim up|down|status|fault|repo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.sim.layout import SimError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tests.sim", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    up = sub.add_parser("up", help="start N simulated hosts reachable over ssh")
+    up.add_argument("--hosts", type=int, default=1)
+    up.add_argument("--state", choices=["bare", "provisioned"], default="bare")
+    up.add_argument("--chip", default="910b", help="910b, 910, 910_93 or 310p")
+    up.add_argument("--devices", type=int, default=8, help="NPUs per host")
+    up.add_argument("--cann", default="8.5.0", help="CANN version for --state provisioned")
+    up.add_argument("--hdk", default="25.5.0", help="HDK (driver) version for provisioned")
+    up.add_argument("--inventory", type=Path, help="also write the Ansible inventory here")
+    up.add_argument("--fleet", default="default", help="name of this set of hosts")
+    up.add_argument("--root-mode", choices=["overlay", "copy"], default="overlay")
+    up.add_argument("--port", type=int, default=22)
+    up.add_argument("--no-kernel-headers", action="store_true",
+                    help="fault: no /lib/modules/$(uname -r)/build in the hosts")
+
+    down = sub.add_parser("down", help="stop and remove simulated hosts")
+    down.add_argument("--fleet", default=None, help="only this fleet (default: all)")
+
+    st = sub.add_parser("status", help="list simulated hosts")
+    st.add_argument("--json", action="store_true")
+
+    fault = sub.add_parser("fault", help="switch a device fault on a host")
+    fault.add_argument("host")
+    fault.add_argument("fault", help="health-alarm, not-started, busy, missing or clear")
+    fault.add_argument("--device", type=int, default=None, help="NPU ID (default 0; clear: all)")
+    fault.add_argument("--code", default=None, help="error code for health-alarm")
+    fault.add_argument("--fleet", default="default")
+
+    repo = sub.add_parser("repo", help="build a fake vendor repo plus catalogue-overlay.json")
+    repo.add_argument("--chip", default="910b")
+    repo.add_argument("--cann", default="8.5.0")
+    repo.add_argument("--hdk", default="25.5.0")
+    repo.add_argument("--firmware", default=None, help="firmware version (default: paired)")
+    repo.add_argument("--arch", default=os.uname().machine, choices=["x86_64", "aarch64"])
+    repo.add_argument("--dest", type=Path, required=True)
+
+    bi = sub.add_parser("base-image", help="import the cached Debian root into buildah")
+    bi.add_argument("--tag", required=True)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except SimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if "not installed" in str(exc) or "must be" in str(exc) else 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tests.sim import fleet  # noqa: PLC0415  (keep --help fast)
+
+    if os.geteuid() != 0:
+        raise SimError("the simulated hosts need root (mounts, mknod, sshd chroot)")
+    if args.cmd == "up":
+        f = fleet.up(
+            name=args.fleet,
+            hosts=args.hosts,
+            state=args.state,
+            chip=args.chip,
+            devices=args.devices,
+            root_mode=args.root_mode,
+            port=args.port,
+            inventory=args.inventory,
+            versions=fleet.Versions(cann=args.cann, hdk=args.hdk),
+            kernel_headers=not args.no_kernel_headers,
+        )
+        for h in f.hosts:
+            print(f"{h.name}\t{h.address}:{h.port}\t{h.chip} x{h.devices}\t{h.state}\tpid {h.pid}")
+        print(f"inventory:  {args.inventory or f.inventory}")
+        print(f"ssh config: {f.ssh_config}")
+        return 0
+    if args.cmd == "down":
+        removed = fleet.down(args.fleet) if args.fleet else fleet.down_all()
+        print(f"removed {len(removed)} host(s)" + (f": {', '.join(removed)}" if removed else ""))
+        return 0
+    if args.cmd == "status":
+        rows = fleet.status()
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        elif not rows:
+            print("no simulated hosts")
+        for r in [] if args.json else rows:
+            print(f"{r['fleet']}/{r['host']}\t{r['address']}\t{r['chip']} x{r['devices']}\t"
+                  f"{r['state']}\t{'running' if r['running'] else 'STOPPED'} "
+                  f"(pid {r['sshd_pid']})")
+        return 0
+    if args.cmd == "fault":
+        from tests.sim import faults  # noqa: PLC0415
+
+        f = fleet.load(args.fleet)
+        if f is None:
+            raise SimError(f"fleet {args.fleet!r} is not up")
+        msg = faults.apply(Path(f.host(args.host).root), args.fault, args.device, args.code)
+        print(f"{args.host}: {msg}")
+        return 0
+    if args.cmd == "repo":
+        from tests.sim import packages  # noqa: PLC0415
+
+        overlay = packages.build_repo(
+            args.dest, chip=args.chip, cann=args.cann, hdk=args.hdk, arch=args.arch,
+            firmware=args.firmware,
+        )
+        print(f"wrote {len(overlay)} package(s) and catalogue-overlay.json to {args.dest}")
+        return 0
+    if args.cmd == "base-image":
+        from tests.sim import image  # noqa: PLC0415
+
+        print(image.import_base(args.tag))
+        return 0
+    raise SimError(f"unknown command {args.cmd}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""What each simulated chip looks like to software (ascend-facts §4, §7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tests.sim.layout import SimError
+
+
+@dataclass(frozen=True)
+class Chip:
+    key: str  # spec token: hardware.chip
+    npu_name: str  # npu-smi "Name" column (no "Ascend" prefix)
+    pci_device: int
+    subsystem_vendor: int
+    subsystem_device: int
+    layout: str  # npu-smi info table style: "train" (§4.1/§4.2) or "infer" (§4.3)
+    chips_per_npu: int
+    hbm_mb: int  # per chip; 0 where the table has no HBM column
+    ddr_mb: int
+    ops_token: str  # chip token in CANN ops/kernels file names
+    hdk_token: str  # chip token in HDK file names
+    bus_ids: tuple[str, ...]  # what a real server of this kind shows, per NPU
+
+
+CHIPS: dict[str, Chip] = {
+    # Atlas 800T A2: 910B3, 64 GB HBM, no DDR column value (§4.1); subsystem 19e5:3000 (§7).
+    "910b": Chip(
+        "910b", "910B3", 0xD802, 0x19E5, 0x3000, "train", 1, 65536, 0, "910b", "910b",
+        ("0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0",
+         "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"),
+    ),
+    # Atlas 800 training (first generation): 910ProB with DDR + 32 GB HBM (§4.2).
+    "910": Chip(
+        "910", "910ProB", 0xD801, 0x0200, 0x0100, "train", 1, 32768, 15665, "910", "910",
+        ("0000:C1:00.0", "0000:81:00.0", "0000:41:00.0", "0000:01:00.0",
+         "0000:C2:00.0", "0000:82:00.0", "0000:42:00.0", "0000:02:00.0"),
+    ),
+    # Atlas 800T A3: two dies per NPU ID ("Chip Count : 2", NPUSMI-A3).
+    "910_93": Chip(
+        "910_93", "Ascend910", 0xD803, 0x19E5, 0x3000, "train", 2, 65536, 0, "A3", "910_93",
+        ("0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0",
+         "0000:B9:00.0", "0000:BB:00.0", "0000:BD:00.0", "0000:BF:00.0"),
+    ),
+    # Atlas 300I Duo: two 310P3 chips per card, one Bus-Id per card (§4.3); 0x0200:0x0110.
+    "310p": Chip(
+        "310p", "310P3", 0xD500, 0x0200, 0x0110, "infer", 2, 0, 44280, "310p", "310p",
+        ("0000:01:00.0", "0000:81:00.0", "0000:02:00.0", "0000:82:00.0",
+         "0000:03:00.0", "0000:83:00.0", "0000:04:00.0", "0000:84:00.0"),
+    ),
+}
+
+
+def get_chip(key: str) -> Chip:
+    try:
+        return CHIPS[key]
+    except KeyError:
+        raise SimError(f"unknown chip {key!r}; choose one of {', '.join(CHIPS)}") from None
