@@ -1,0 +1,211 @@
+"""CANN, HDK (driver) and firmware version strings: identity, vendor ordering, PEP 440 bridge.
+
+Vendor versions are not PEP 440 (`8.0.RC1`, `6.3.RC3.1`, `8.0.RC1.alpha003`, `25.0.rc1.1`,
+`9.0.0-beta.2`, `7.1.0.11.220`). `packaging` either rejects them or orders them wrongly
+(`7.0.0.beta1` < `7.0.RC1`), so the ordering here follows compat-matrix.md §4.2 and the raw
+spelling is kept because file names and URLs are built from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import total_ordering
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+
+class InvalidVersionError(ValueError):
+    """A string that is not a CANN/HDK/firmware version in any known vendor form."""
+
+
+class Stage(IntEnum):
+    """Where a version sits inside its X.Y line: internal T builds, then RCs, then releases."""
+
+    INTERNAL = 0
+    RC = 1
+    RELEASE = 2
+
+
+class PreTag(IntEnum):
+    """Community and 9.x pre-release tags; NONE (a real release) sorts last."""
+
+    ALPHA = 0
+    BETA = 1
+    RC = 2
+    NONE = 3
+
+
+_PRE_NAMES = {"alpha": PreTag.ALPHA, "beta": PreTag.BETA, "rc": PreTag.RC}
+
+# X.Y, then one of: .RCn[.P] / .Tn / .Z[.more numbers]; then an optional community tag
+# (.alpha003, .beta1, -beta.2, -rc.1) and an optional npu-smi build suffix (.b033).
+# An RC takes at most one patch number: every known patch has one (6.3.RC3.1, 25.0.rc1.1) and
+# the PEP 440 view can only carry one (`.postP`).
+# ASCII only: `\d` would otherwise accept other scripts' digits, and raw builds file names.
+_VERSION_RE = re.compile(
+    r"""
+    (?P<major>\d+)\.(?P<minor>\d+)
+    (?:
+        \.rc(?P<rc>\d+)(?:\.(?P<rc_patch>\d+))?
+      | \.t(?P<internal>\d+)
+      | \.(?P<micro>\d+)(?P<extra>(?:\.\d+)*)
+    )
+    (?:
+        [.-](?P<pre>alpha|beta|rc)\.?(?P<pre_num>\d+)
+    )?
+    (?:\.b(?P<build>\d+))?
+    """,
+    re.VERBOSE | re.IGNORECASE | re.ASCII,
+)
+
+
+def _numbers(dotted: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in dotted.split(".") if part)
+
+
+@total_ordering
+@dataclass(frozen=True, eq=False)
+class AscendVersion:
+    """One vendor version: `raw` is the identity, `key` the vendor order."""
+
+    raw: str
+    major: int
+    minor: int
+    stage: Stage
+    number: int  # RC number, micro release number, or T build number
+    patch: tuple[int, ...]  # trailing numbers: `.P` patches, firmware's extra parts
+    pre: PreTag = PreTag.NONE
+    pre_number: int = 0
+    build: int | None = None
+    release_raw: str = ""  # `raw` without community tag and build suffix
+    key: tuple[int | tuple[int, ...], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Pre-tags sit just before their base; patches and builds follow it.
+        key = (self.major, self.minor, int(self.stage), self.number, self.patch,
+               int(self.pre), self.pre_number, -1 if self.build is None else self.build)
+        object.__setattr__(self, "key", key)
+
+    @classmethod
+    def parse(cls, text: str) -> AscendVersion:
+        """Parse any vendor form listed in compat-matrix.md §4.1."""
+        raw = text.strip()
+        match = _VERSION_RE.fullmatch(raw)
+        if match is None:
+            raise InvalidVersionError(
+                f"{text!r} is not a CANN/HDK/firmware version "
+                "(expected forms like 8.0.RC1, 8.5.0, 6.3.RC3.1, 8.0.RC1.beta1, 9.0.0-beta.2, "
+                "25.0.rc1.1, 7.1.0.11.220)"
+            )
+        groups = match.groupdict()
+        pre = PreTag.NONE if groups["pre"] is None else _PRE_NAMES[groups["pre"].lower()]
+        pre_number = int(groups["pre_num"] or 0)
+        build = None if groups["build"] is None else int(groups["build"])
+        # The release spelling ends where the community tag or the `.bNNN` build begins.
+        cuts = [match.start(name) - offset
+                for name, offset in (("pre", 1), ("build", 2)) if groups[name] is not None]
+        release_raw = raw[: min(cuts)] if cuts else raw
+        if groups["rc"] is not None:
+            stage, number, patch = Stage.RC, int(groups["rc"]), _numbers(groups["rc_patch"] or "")
+        elif groups["internal"] is not None:
+            stage, number, patch = Stage.INTERNAL, int(groups["internal"]), ()
+        else:
+            stage, number, patch = Stage.RELEASE, int(groups["micro"]), _numbers(groups["extra"])
+        return cls(raw, int(groups["major"]), int(groups["minor"]), stage, number, patch,
+                   pre, pre_number, build, release_raw)
+
+    # Equality follows the vendor order, so `8.0.RC1` == `8.0.rc1` while `raw` still differs.
+    # Only versions compare: equality with a str could not agree with the hash (`8.0.RC1` and
+    # `8.0.rc1` would both have to hash like the version), so parse strings first.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AscendVersion):
+            return NotImplemented
+        return self.key == other.key
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, AscendVersion):
+            return NotImplemented
+        return self.key < other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __str__(self) -> str:
+        return self.raw
+
+    @property
+    def line(self) -> str:
+        """The X.Y release line, e.g. `8.0` for 8.0.RC3 and 8.0.0."""
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def is_internal(self) -> bool:
+        """True for "T" builds (`7.0.T10`), whose place in the order no source confirms."""
+        return self.stage is Stage.INTERNAL
+
+    @property
+    def is_community(self) -> bool:
+        """True for alpha/beta/rc community and 9.x pre-release builds."""
+        return self.pre is not PreTag.NONE
+
+    def release(self) -> AscendVersion:
+        """This version without its community tag or npu-smi build suffix (its matrix row)."""
+        return AscendVersion.parse(self.release_raw)
+
+    def pep440(self) -> Version:
+        """A PEP 440 view for range checks (compat-matrix.md §4.4 "matrix base")."""
+        if self.stage is Stage.INTERNAL:
+            raise InvalidVersionError(
+                f"{self.raw!r} is an internal T build; it has no agreed place in the order"
+            )
+        if self.stage is Stage.RC:
+            text = f"{self.major}.{self.minor}.0rc{self.number}"
+            if self.patch:
+                text += ".post" + ".".join(str(p) for p in self.patch)
+        else:
+            text = ".".join(str(n) for n in (self.major, self.minor, self.number, *self.patch))
+            # Old dotted community builds collapse onto their base; 9.x tags are real pre-releases.
+            if self.pre is not PreTag.NONE and "-" in self.raw:
+                text += {PreTag.ALPHA: "a", PreTag.BETA: "b", PreTag.RC: "rc"}[self.pre]
+                text += str(self.pre_number)
+        return Version(text)
+
+    def upper(self) -> str:
+        """Release-name spelling (`25.0.RC1`): CANN files and HDK folders use upper-case RC."""
+        return re.sub(r"\.rc(\d)", r".RC\1", self.raw, flags=re.IGNORECASE)
+
+    def lower(self) -> str:
+        """File-name spelling of HDK versions (`25.0.rc1.1`)."""
+        return re.sub(r"\.RC(\d)", r".rc\1", self.raw, flags=re.IGNORECASE)
+
+
+def parse(text: str) -> AscendVersion:
+    """Shorthand for AscendVersion.parse."""
+    return AscendVersion.parse(text)
+
+
+def try_parse(text: str) -> AscendVersion | None:
+    """The parsed version, or None when `text` is in no known form."""
+    try:
+        return AscendVersion.parse(text)
+    except InvalidVersionError:
+        return None
+
+
+def satisfies(version: AscendVersion | str, specifier: str) -> bool:
+    """Whether a vendor version falls in a PEP 440 range such as `>=8.0.0rc3,<8.5.0`.
+
+    Pre-releases are always admitted explicitly: RC releases are the normal way CANN ships.
+    Bounds keep PEP 440 meaning, and X.Y.RCn maps to X.Y.0rcN, so the RCs of a line sit below
+    a bare `X.Y`: `<8.1` excludes 8.1.RC1 (it belongs to the 8.1 line), and `>=8.1` excludes it
+    too; write `>=8.1.0rc1` to start a range at the line's first RC (compat-matrix.md §4.3).
+    """
+    parsed = version if isinstance(version, AscendVersion) else AscendVersion.parse(version)
+    try:
+        spec = SpecifierSet(specifier, prereleases=True)
+    except InvalidSpecifier as exc:
+        raise InvalidVersionError(f"{specifier!r} is not a version range: {exc}") from exc
+    return spec.contains(parsed.pep440(), prereleases=True)
