@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 # DESIGN.md exit codes: 1 = the thing checked is not right, 2 = could not run.
 EXIT_NOT_RIGHT = 1
 EXIT_CANNOT_RUN = 2
 
 
-class Problem(BaseModel):
+# A dataclass, not a pydantic model: this module is imported at start-up by the CLI, and
+# defining a model there would load pydantic's whole machinery for `--version`.
+@dataclass
+class Problem:
     """One thing wrong (or doubtful) in a spec, located by its key path."""
 
-    path: str = Field(description="dotted key path, e.g. frameworks.torch.torch_npu")
+    path: str  # dotted key path, e.g. frameworks.torch.torch_npu
     message: str
     value: Any = None
     severity: Literal["error", "warning"] = "error"
-    row: str | None = Field(None, description="the matrix row or rule the value breaks")
-    alternatives: list[str] = Field(default_factory=list, description="values that would fit")
+    row: str | None = None  # the matrix row or rule the value breaks
+    alternatives: list[str] = field(default_factory=list)  # values that would fit
 
     def render(self) -> str:
         """One line (two with alternatives) for a terminal."""

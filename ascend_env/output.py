@@ -35,14 +35,13 @@ def render_profiles(*, as_json: bool) -> None:
              "mindspore": s.frameworks.mindspore.version if s.frameworks.mindspore else None}
             for s in specs]})
         return
-    table = Table("profile", "chip", "arch", "HDK", "CANN", "torch_npu", "MindSpore",
-                  "description", box=None)
+    table = Table("profile", "chip", "arch", "devices", "HDK", "CANN", "torch_npu", "MindSpore",
+                  box=None)
     for s in specs:
-        table.add_row(s.name, s.hardware.chip, s.hardware.arch, s.driver.version.raw,
-                      s.cann.version.raw,
+        table.add_row(s.name, s.hardware.chip, s.hardware.arch, str(s.hardware.devices or "-"),
+                      s.driver.version.raw, s.cann.version.raw,
                       s.frameworks.torch.torch_npu if s.frameworks.torch else "-",
-                      s.frameworks.mindspore.version if s.frameworks.mindspore else "-",
-                      s.description)
+                      s.frameworks.mindspore.version if s.frameworks.mindspore else "-")
     _console.print(table)
 
 

@@ -111,7 +111,7 @@ class Install(_Section):
     """Where and as whom the vendor packages are installed."""
 
     path: str = Field("/usr/local/Ascend", pattern=r"^/", description="install path")
-    user: str = Field("HwHiAiUser", pattern=r"^[a-z_][a-z0-9_-]*$",
+    user: str = Field("HwHiAiUser", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$",
                       description="running user of driver and CANN")
 
 

@@ -1,0 +1,5 @@
+"""`python -m ascend_env` runs the command line."""
+
+from ascend_env.cli import main
+
+main()

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Set up and run the whole test suite: system packages (as root), a virtual environment with a
+# non-editable install of ascend-env, then ruff, mypy and pytest. Any failure fails the script;
+# pytest's "collected nothing" (exit 5) fails it too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The simulated Ascend hosts (tests/sim) need debootstrap, sshd, makeself and gcc; images need
+# buildah. Installed only when missing, and only as root (elsewhere those tests skip).
+system_packages=(python3-venv debootstrap openssh-server openssh-client makeself gcc libc6-dev
+                 buildah fuse-overlayfs kmod pciutils zip unzip)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    missing=()
+    for package in "${system_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" \
+            || missing+=("$package")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        echo "== installing system packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+    fi
+fi
+
+venv=${ASCEND_ENV_VENV:-.venv}
+echo "== virtual environment $venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q ".[dev]"
+# Non-editable on purpose, and rebuilt every run so the tools see this tree's code.
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps .
+
+echo "== ruff"
+"$venv/bin/ruff" check ascend_env tests benchmarks
+echo "== mypy"
+"$venv/bin/mypy"
+echo "== pytest"
+"$venv/bin/python" -m pytest "$@"
