@@ -9,7 +9,15 @@ from __future__ import annotations
 from packaging.utils import canonicalize_version
 
 from ascend_env.errors import Problem
-from ascend_env.matrix import CannRow, Chip, Matrix, MindSporeRow, TorchRow, load_chips, load_matrix
+from ascend_env.matrix import (
+    CannRow,
+    Chip,
+    Matrix,
+    MindSporeRow,
+    TorchRow,
+    load_chips,
+    load_matrix,
+)
 from ascend_env.spec import EnvSpec
 from ascend_env.versions import AscendVersion
 
@@ -24,7 +32,10 @@ def _sources(row: CannRow | TorchRow | MindSporeRow) -> str:
 
 def _same_release(a: str, b: str) -> bool:
     """PEP 440 equality of framework versions (`2.6.0-rc1` == `2.6.0rc1`, `+cpu` ignored)."""
-    return canonicalize_version(a.split("+")[0]) == canonicalize_version(b.split("+")[0])
+    def public(version: str) -> str:
+        return canonicalize_version(version.split("+", maxsplit=1)[0])
+
+    return public(a) == public(b)
 
 
 def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
@@ -104,7 +115,7 @@ def _check_packages(spec: EnvSpec) -> list[Problem]:
     if "kernels" in packages and renamed:
         problems.append(Problem(
             path="cann.packages", value="kernels",
-            message=f"from CANN 8.5.0 the operator package is `<chip>-ops`, not kernels",
+            message="from CANN 8.5.0 the operator package is `<chip>-ops`, not kernels",
             alternatives=["ops"]))
     for runtime in ("nnae", "nnrt"):
         if runtime in packages and renamed:

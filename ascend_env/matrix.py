@@ -42,7 +42,8 @@ VendorVersion = Annotated[
     AscendVersion,
     BeforeValidator(_vendor_version),
     PlainSerializer(lambda version: version.raw, return_type=str),
-    WithJsonSchema({"type": "string", "examples": ["8.5.0", "8.0.RC3", "25.0.RC1", "9.0.0-beta.2"]}),
+    WithJsonSchema({"type": "string",
+                    "examples": ["8.5.0", "8.0.RC3", "25.0.RC1", "9.0.0-beta.2"]}),
 ]
 
 
@@ -230,7 +231,7 @@ class Matrix(_Strict):
 
     def python_for_torch(self, torch: str) -> TorchPython | None:
         """The PyTorch -> Python row that covers this torch release."""
-        base = torch.split("+")[0]
+        base = torch.split("+", maxsplit=1)[0]
         return next((row for row in self.torch_python if base in row.torch), None)
 
     def conflict(self, conflict_id: int) -> Conflict:

@@ -153,11 +153,13 @@ def render_plan(plan: Plan, *, as_json: bool) -> None:
         return
     _console.print(f"[bold]plan for {plan.spec}[/bold]: {plan.devices} x {plan.chip}, "
                    f"{plan.arch}, into {plan.install_path} (spec digest {plan.digest[:16]})")
-    table = Table("#", "component", "version", "installer", "download", "sha256", box=None)
+    # One block per step rather than a table: file names and digests are long and must be
+    # printed whole, also when the output is piped or narrower than the names.
     for item in plan.items:
-        table.add_row(str(item.step), item.component, item.version, item.file,
-                      item.archive or "-", item.sha256 or "[red]unknown[/red]")
-    _console.print(table)
+        _console.print(f"{item.step:>3}  {item.component:<10} {item.version:<12} {item.file}")
+        if item.archive:
+            _console.print(f"{'':>27}in {item.archive}")
+        _console.print(f"{'':>27}sha256 {item.sha256 or '[red]unknown[/red]'}")
     for item in plan.items:
         if item.note:
             _console.print(f"  note {item.step}: {item.note}")

@@ -100,17 +100,17 @@ def _hdk_items(spec: EnvSpec, chip: Chip, catalogue: Catalogue) -> list[PlanItem
                if AscendVersion.parse(entry.version) == hdk]
     hdk_file = bundles[0].file_version if bundles and bundles[0].file_version else hdk.lower()
     firmware = spec.firmware.version.raw if spec.firmware.version else None
+    parts: list[tuple[Literal["driver", "firmware"], str]] = [
+        ("driver", hdk.raw), ("firmware", firmware or f"(HDK {hdk.raw})")]
     items = []
-    for kind, version in (("driver", hdk.raw), ("firmware", firmware)):
-        names = package_name(kind, chip=chip, arch=arch, hdk_file=hdk_file,  # type: ignore[arg-type]
-                             firmware=firmware)
+    for kind, version in parts:
+        names = package_name(kind, chip=chip, arch=arch, hdk_file=hdk_file, firmware=firmware)
         entry = _entry(catalogue, names.bundle)
         note = "" if entry else _not_catalogued(names.bundle or names.run)
         if kind == "firmware" and firmware is None:
             note = (f"the firmware shipped in HDK {hdk.raw}; " + note).rstrip("; ")
-        items.append(PlanItem(step=0, component=kind, version=version or f"(HDK {hdk.raw})",  # type: ignore[arg-type]
-                              file=names.run, archive=names.bundle,
-                              sha256=entry.sha256 if entry else None,
+        items.append(PlanItem(step=0, component=kind, version=version, file=names.run,
+                              archive=names.bundle, sha256=entry.sha256 if entry else None,
                               url=entry.url if entry else None, note=note))
     return items
 
@@ -135,7 +135,7 @@ def _cann_items(spec: EnvSpec, chip: Chip, catalogue: Catalogue) -> list[PlanIte
 def _wheel(catalogue: Catalogue, distribution: str, version: str, arch: str,
            python: str) -> VendorFile | None:
     tag = "cp" + python.replace(".", "")
-    base = version.split("+")[0]
+    base = version.split("+", maxsplit=1)[0]
     return next((entry for entry in catalogue.find(distribution=distribution, arch=arch,
                                                    python_tag=tag)
                  if (entry.file_version or "").split("+")[0] == base), None)

@@ -19,7 +19,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 def data_text(name: str) -> str:
     """The text of a file under ascend_env/data/."""
-    return resources.files("ascend_env").joinpath("data", name).read_text(encoding="utf-8")
+    return resources.files("ascend_env").joinpath("data").joinpath(name).read_text(encoding="utf-8")
 
 
 def load_yaml(name: str) -> Any:
@@ -29,7 +29,7 @@ def load_yaml(name: str) -> Any:
 
 def data_names(folder: str) -> list[str]:
     """File names in a folder under ascend_env/data/ (e.g. the profiles)."""
-    root = resources.files("ascend_env").joinpath("data", folder)
+    root = resources.files("ascend_env").joinpath("data").joinpath(folder)
     return sorted(entry.name for entry in root.iterdir() if entry.is_file())
 
 

@@ -72,7 +72,7 @@ class Cann(_Section):
 
     version: VendorVersion = Field(description="CANN release, e.g. 8.5.0 or 8.0.RC3")
     packages: list[CannPackage] = Field(
-        default_factory=lambda: ["toolkit", "ops"],
+        default_factory=lambda: list[CannPackage](["toolkit", "ops"]),
         description="`ops` is the chip's operator package (kernels before 8.5.0)")
 
 

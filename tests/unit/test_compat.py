@@ -13,9 +13,8 @@ from ascend_env.spec import build_spec, profile_names
 
 def spec_from(**sections: Any) -> list[Problem]:
     """Problems of the 910b profile with some sections replaced (frameworks reset)."""
-    document: dict[str, Any] = {"extends": "910b", "frameworks": {"torch": None,
-                                                                  "mindspore": None}}
-    document.update(sections)
+    frameworks = {"torch": None, "mindspore": None, **sections.pop("frameworks", {})}
+    document: dict[str, Any] = {"extends": "910b", "frameworks": frameworks, **sections}
     return check_spec(build_spec(document, "test"))
 
 

@@ -41,6 +41,8 @@ def mutated_specs(draw: st.DrawFn) -> Any:
         document = {"extends": draw(st.sampled_from(["910b", "a3", "nope", 3])),
                     **{k: v for k, v in document.items() if draw(st.booleans())}}
     for _ in range(draw(st.integers(1, 4))):
+        if not _paths(document):
+            break
         path = draw(st.sampled_from(_paths(document)))
         parent = document
         for key in path[:-1]:
