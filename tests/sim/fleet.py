@@ -151,6 +151,7 @@ def up(
         # Registry first: an interrupted `up` leaves enough behind for `down` to clean.
         _save(fleet)
     sshd.ensure_client_key(fp)
+    secure_mkdir(fp.control_dir)
 
     def build(rec: HostRecord) -> None:
         hp = fp.host(rec.name)
@@ -171,11 +172,11 @@ def up(
         down(name)
         raise
     entries = [HostEntry(h.name, h.address, h.port, h.chip, h.devices) for h in fleet.hosts]
-    fp.inventory.write_text(render_inventory(entries, fp.client_key))
+    fp.inventory.write_text(render_inventory(entries, fp.client_key, fp.control_dir))
     fp.ssh_config.write_text(render_ssh_config(entries, fp.client_key))
     if inventory is not None:
         inventory.parent.mkdir(parents=True, exist_ok=True)
-        inventory.write_text(render_inventory(entries, fp.client_key))
+        inventory.write_text(render_inventory(entries, fp.client_key, fp.control_dir))
     _save(fleet)
     return fleet
 
@@ -190,6 +191,7 @@ def down(name: str = "default") -> list[str]:
     names = set(pids)
     if hosts_dir.is_dir():
         names.update(p.name for p in hosts_dir.iterdir())
+    sshd.close_masters(fp.control_dir)
     for hname in sorted(names):
         hp = fp.host(hname)
         sshd.stop(hp, pids.get(hname))

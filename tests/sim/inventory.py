@@ -19,7 +19,7 @@ class HostEntry:
 SSH_OPTS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 
 
-def render_inventory(hosts: Sequence[HostEntry], key: Path) -> str:
+def render_inventory(hosts: Sequence[HostEntry], key: Path, control_dir: Path) -> str:
     lines = ["# Written by python -m tests.sim up; simulated Ascend hosts.", "[sim]"]
     for h in hosts:
         lines.append(
@@ -34,6 +34,9 @@ def render_inventory(hosts: Sequence[HostEntry], key: Path) -> str:
         f"ansible_ssh_private_key_file={key}",
         f"ansible_ssh_common_args='{SSH_OPTS}'",
         "ansible_python_interpreter=/usr/bin/python3",
+        # Per-fleet ControlMaster sockets: a new fleet on the same 127.0.0.N must not reuse
+        # a master connection to a host that no longer exists.
+        f"ansible_control_path_dir={control_dir}",
         "",
     ]
     return "\n".join(lines)

@@ -69,6 +69,10 @@ class FleetPaths:
         return self.base / "client" / "authorized_keys"
 
     @property
+    def control_dir(self) -> Path:
+        return self.base / "cp"
+
+    @property
     def inventory(self) -> Path:
         return self.base / "inventory.ini"
 

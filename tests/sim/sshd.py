@@ -174,3 +174,12 @@ def processes_in(hp: HostPaths) -> list[int]:
         if proc_root == root or proc_root.startswith(root + "/") or is_ours(pid, hp):
             out.append(pid)
     return out
+
+
+def close_masters(control_dir: Path) -> None:
+    """Ask the ssh ControlMaster processes of a fleet (Ansible's) to exit."""
+    if not control_dir.is_dir():
+        return
+    for sock in control_dir.iterdir():
+        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "sim"],
+                       capture_output=True, check=False, timeout=10)

@@ -1,0 +1,98 @@
+"""The fake npu-smi prints the published layouts verbatim (ascend-facts §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.sim import faults, hardware
+from tests.sim.chips import CHIPS
+from tests.sim.target import npu_smi
+from tests.sim_tests import samples
+
+pytestmark = pytest.mark.sim
+
+
+def _versions(monkeypatch: pytest.MonkeyPatch, drv: str, fw: str = "7.1.0.7.220",
+              compat: str = "OK") -> None:
+    monkeypatch.setattr(npu_smi, "driver_version", lambda: drv)
+    monkeypatch.setattr(npu_smi, "firmware_version", lambda: fw)
+    monkeypatch.setattr(npu_smi, "compatibility", lambda: compat)
+
+
+def _state(chip: str, npus: int) -> dict[str, Any]:
+    return hardware.initial_state(CHIPS[chip], npus)
+
+
+def test_info_910b_matches_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    _versions(monkeypatch, "23.0.7")
+    assert npu_smi.info_table(_state("910b", 2)) == samples.INFO_910B
+
+
+def test_info_910_first_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    _versions(monkeypatch, "24.1.0")
+    state = _state("910", 2)
+    out = npu_smi.info_table(state)
+    assert out.startswith(samples.INFO_910_HEAD + "\n")
+
+
+def test_info_310p_dual_chip_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    _versions(monkeypatch, "25.2.0")
+    state = _state("310p", 1)
+    state["npus"][0]["npu_id"] = 2  # NPU IDs need not start at 0 (§4.3)
+    out = npu_smi.info_table(state)
+    assert out.startswith(samples.INFO_310P_HEAD + "\n")
+    assert "No running processes found in NPU 2" in out
+    assert {len(line) for line in out.splitlines()} == {106}
+
+
+def test_info_lines_keep_table_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    _versions(monkeypatch, "25.5.0")
+    state = _state("910b", 8)
+    faults_state = state["npus"][3]
+    faults_state["processes"] = [dict(faults.BUSY_PROCESS, chip=0)]
+    out = npu_smi.info_table(state)
+    assert {len(line) for line in out.splitlines()} == {98}
+    assert "| 3       0                 | 436712        | python3" in out
+
+
+def test_info_list_total_count_form() -> None:
+    state = _state("910b", 8)
+    out = npu_smi.info_list(state)
+    expected = samples.LIST_HEAD.replace(": 16", ": 8")
+    assert out.startswith(expected)
+    assert out.count("NPU ID") == 8
+
+
+def test_info_list_a3_two_dies() -> None:
+    out = npu_smi.info_list(_state("910_93", 1))
+    assert "Total Count                    : 1" in out
+    assert "Chip Count                     : 2" in out
+
+
+def test_board_910_matches_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    _versions(monkeypatch, "23.0.5", "7.1.0.7.220", "OK")
+    state = _state("910", 1)
+    state["npus"][0]["bus_id"] = "0000:61:00.0"
+    assert npu_smi.board(state, state["npus"][0]) == samples.BOARD_910
+
+
+@pytest.mark.parametrize(("chip", "device"), [("910b", "0xD802"), ("910", "0xD801"),
+                                              ("910_93", "0xD803"), ("310p", "0xD500")])
+def test_board_pci_ids_per_chip(monkeypatch: pytest.MonkeyPatch, chip: str, device: str) -> None:
+    _versions(monkeypatch, "25.5.0")
+    state = _state(chip, 1)
+    out = npu_smi.board(state, state["npus"][0])
+    assert f"PCI Device ID                  : {device}" in out
+    assert "PCI Vendor ID                  : 0x19e5" in out
+
+
+def test_health_formats() -> None:
+    state = _state("910b", 1)
+    npu = state["npus"][0]
+    assert npu_smi.health(state, npu, None) == samples.HEALTH_NPU
+    assert npu_smi.health(state, npu, 0) == samples.HEALTH_CHIP_OK
+    npu["fault"] = "health-alarm"
+    assert npu_smi.health(state, npu, 0) == samples.HEALTH_CHIP_ALARM
+    assert "Health                         : Alarm" in npu_smi.health(state, npu, None)
