@@ -131,15 +131,41 @@ def stop(hp: HostPaths, pid: int | None) -> None:
     for p in pids:
         if not is_ours(p, hp):
             continue
-        # The listener only: sessions it forked die with their connections, and tests
-        # asking for "no process left" see them gone once their clients disconnect.
+        # Per-connection sshd processes outlive the listener while a client (an Ansible
+        # ControlMaster) holds the connection: collect them before they are reparented.
+        sessions = _descendants(p)
         os.kill(p, signal.SIGTERM)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and is_ours(p, hp):
             time.sleep(0.02)
         if is_ours(p, hp):
             os.kill(p, signal.SIGKILL)
+        for child in sessions:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     _kill_sessions(hp)
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
 
 
 def _kill_sessions(hp: HostPaths) -> None:
