@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ascend_env.errors import UsageError
 from ascend_env.resources import data_text
 
 
-class CatalogueError(ValueError):
+class CatalogueError(UsageError):
     """A catalogue (shipped or overlay) that cannot be read or has a bad entry."""
 
 
@@ -50,6 +52,11 @@ class Catalogue(BaseModel):
         """The entry for this exact file name, or None."""
         return self.files.get(filename)
 
+    def merged(self, overlay: Catalogue) -> Catalogue:
+        """This catalogue with the overlay's entries added or replacing same-named ones."""
+        return Catalogue(source=f"{self.source} + {overlay.source}",
+                         files={**self.files, **overlay.files})
+
     def find(self, **fields: str | None) -> list[VendorFile]:
         """Entries whose fields equal every given value (e.g. component="NPU", chip="910b")."""
         return [entry for entry in self.files.values()
@@ -81,3 +88,27 @@ def load_catalogue() -> Catalogue:
     """The shipped catalogue."""
     document = json.loads(data_text("catalogue.json"))
     return parse_catalogue(document, source=str(document.get("source", "catalogue.json")))
+
+
+def load_overlay(path: Path, *, allow_unverified: frozenset[str] = frozenset()) -> Catalogue:
+    """A user's catalogue overlay (same shape as the shipped one).
+
+    An entry without a sha256 could never be verified, so it is refused unless the user
+    names that file in `allow_unverified`.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogueError(f"cannot read catalogue {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogueError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise CatalogueError(f"{path}: a catalogue is a JSON object with 'components'")
+    overlay = parse_catalogue(document, source=str(path))
+    unverified = sorted(name for name, entry in overlay.files.items()
+                        if entry.sha256 is None and name not in allow_unverified)
+    if unverified:
+        raise CatalogueError(
+            f"{path}: entries without a sha256 cannot be verified: {', '.join(unverified)}; "
+            "add their digests, or accept them explicitly with --allow-unverified NAME")
+    return overlay

@@ -131,6 +131,44 @@ def plan(profile: ProfileOption = None, spec: SpecOption = None, arch: ArchOptio
     render_plan(resolved, as_json=as_json)
 
 
+@app.command("fetch")
+def fetch(
+    dest: Annotated[Path, typer.Option("--dest", help="Repository directory to fill.")],
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    arch: ArchOption = None,
+    mirror: Annotated[str | None, typer.Option(
+        "--mirror", help="Site mirror: the catalogue URL's path under this base URL.")] = None,
+    from_dir: Annotated[Path | None, typer.Option(
+        "--from-dir", help="Import files you already have (e.g. ascend-deployer resources/).")
+    ] = None,
+    catalogue: Annotated[Path | None, typer.Option(
+        "--catalogue", help="Catalogue overlay JSON (files and sha256 sums).")] = None,
+    allow_unverified: Annotated[list[str] | None, typer.Option(
+        "--allow-unverified", help="Accept this overlay file without a sha256.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Download or import every vendor file of a spec into a verified local repository."""
+    from ascend_env.catalogue import load_catalogue, load_overlay
+    from ascend_env.fetch import Source
+    from ascend_env.fetch import fetch as fetch_files
+    from ascend_env.output import fetch_progress, render_fetch
+    from ascend_env.plan import resolve
+    from ascend_env.spec import load_spec
+
+    merged = load_catalogue()
+    if catalogue is not None:
+        merged = merged.merged(load_overlay(
+            catalogue, allow_unverified=frozenset(allow_unverified or [])))
+    resolved = resolve(load_spec(profile=profile, path=spec, arch=arch.value if arch else None),
+                       merged)
+    with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
+        result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
+                             progress=progress)
+    render_fetch(result, as_json=as_json)
+    raise typer.Exit(0 if result.complete else 1)
+
+
 def _fail(error: AscendEnvError) -> NoReturn:
     typer.echo(f"ascend-env: error: {error}", err=True)
     sys.exit(error.exit_code)

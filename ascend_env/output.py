@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, TaskID, TextColumn, TransferSpeedColumn
+from rich.progress import Progress as Bars
 from rich.table import Table
 
 from ascend_env.errors import UsageError
+from ascend_env.fetch import FetchResult, Progress
 from ascend_env.matrix import load_chips, load_matrix
 from ascend_env.plan import Plan
 from ascend_env.spec import EnvSpec, load_spec, profile_names
@@ -165,3 +171,48 @@ def render_plan(plan: Plan, *, as_json: bool) -> None:
             _console.print(f"  note {item.step}: {item.note}")
     for problem in plan.warnings:
         _console.print(f"[yellow]warning[/yellow] {problem.render()}")
+
+
+@contextmanager
+def fetch_progress(enabled: bool) -> Iterator[Progress]:
+    """Rich progress bars on stderr, one per file plus a total; silent when disabled."""
+    if not enabled:
+        yield Progress()
+        return
+    bars = Bars(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                TransferSpeedColumn(), console=Console(stderr=True), transient=False)
+    tasks: dict[str, TaskID] = {}
+    lock = threading.Lock()
+    total = bars.add_task("total", total=None)
+
+    def start(name: str, size: int | None) -> None:
+        with lock:
+            if name not in tasks:
+                tasks[name] = bars.add_task(name, total=size)
+                if size:
+                    known = bars.tasks[total].total or 0
+                    bars.update(total, total=known + size)
+
+    def advance(name: str, size: int) -> None:
+        with lock:
+            bars.advance(tasks[name], size)
+            bars.advance(total, size)
+
+    with bars:
+        yield Progress(start=start, advance=advance)
+
+
+def render_fetch(result: FetchResult, *, as_json: bool) -> None:
+    """Per-file outcome of a fetch and whether the repository is complete."""
+    if as_json:
+        _print_json(result.model_dump(mode="json", by_alias=True))
+        return
+    marks = {"present": "[green]ok[/green]", "downloaded": "[green]ok[/green]",
+             "imported": "[green]ok[/green]", "failed": "[red]FAILED[/red]",
+             "missing": "[red]MISSING[/red]"}
+    for item in result.files:
+        _console.print(f"{marks[item.status]:<8} {item.status:<10} {item.file}")
+        if item.message:
+            _console.print(f"         {item.message}")
+    state = "complete" if result.complete else "[red]incomplete[/red]"
+    _console.print(f"repository {result.dest}: {state} for spec {result.spec}")
