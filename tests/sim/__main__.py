@@ -108,10 +108,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.cmd == "fault":
         from tests.sim import faults  # noqa: PLC0415
 
-        f = fleet.load(args.fleet)
-        if f is None:
+        loaded = fleet.load(args.fleet)
+        if loaded is None:
             raise SimError(f"fleet {args.fleet!r} is not up")
-        msg = faults.apply(Path(f.host(args.host).root), args.fault, args.device, args.code)
+        root = Path(loaded.host(args.host).root)
+        msg = faults.apply(root, args.fault, args.device, args.code)
         print(f"{args.host}: {msg}")
         return 0
     if args.cmd == "repo":

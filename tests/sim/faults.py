@@ -19,7 +19,8 @@ BUSY_PROCESS = {"pid": 436712, "name": "python3", "memory_mb": 61440}
 def _npu(state: dict[str, Any], npu_id: int) -> dict[str, Any]:
     for n in state["npus"]:
         if n["npu_id"] == npu_id:
-            return n
+            found: dict[str, Any] = n
+            return found
     ids = ", ".join(str(n["npu_id"]) for n in state["npus"])
     raise SimError(f"no NPU {npu_id} on this host (NPU IDs: {ids})")
 
@@ -40,7 +41,7 @@ def _restore_device(root: Path, state: dict[str, Any], npu: dict[str, Any]) -> N
                 if not node.exists():
                     os.mknod(node, 0o660 | 0o020000, os.makedev(236, 10 + npu["device_base"] + c))
                     os.chown(node, uid, gid)
-                    os.chmod(node, 0o660)
+                    Path(node).chmod(0o660)
         except KeyError:
             pass
 

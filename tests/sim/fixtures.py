@@ -8,6 +8,7 @@ leftovers of a killed session are reaped when the next one starts.
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import shutil
 import subprocess
@@ -53,8 +54,8 @@ class SimFleet:
                               capture_output=True, text=True, timeout=timeout, check=False)
 
     def testinfra(self, host: str) -> Any:
-        import testinfra  # noqa: PLC0415
-
+        # Imported by name: testinfra ships no type information.
+        testinfra = importlib.import_module("testinfra")
         return testinfra.get_host(f"ssh://{host}", ssh_config=str(self.ssh_config))
 
     def fault(self, host: str, name: str, device: int | None = None) -> str:
@@ -139,7 +140,7 @@ def sim_fleet_factory(request: pytest.FixtureRequest) -> Iterator[FleetFactory]:
     request.addfinalizer(teardown)
     atexit.register(teardown)
 
-    def make(hosts: int = 2, state: str = "bare", chip: str = "910b", devices: int = 8,
+    def make(*, hosts: int = 2, state: str = "bare", chip: str = "910b", devices: int = 8,
              cann: str = "8.5.0", hdk: str = "25.5.0") -> SimFleet:
         key = (hosts, state, chip, devices, cann, hdk)
         if key not in fleets:

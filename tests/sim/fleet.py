@@ -111,6 +111,7 @@ def _save(fleet: Fleet) -> None:
 
 
 def up(
+    *,
     name: str = "default",
     hosts: int = 1,
     state: str = "bare",

@@ -123,4 +123,4 @@ def install(root: Path, chip: Chip, npus: int, kernel_headers: bool = True) -> N
     if lsmod.exists() or lsmod.is_symlink():
         lsmod.unlink()
     shutil.copyfile(TARGET_DIR / "lsmod.py", lsmod)
-    os.chmod(lsmod, 0o755)
+    Path(lsmod).chmod(0o755)

@@ -30,7 +30,7 @@ def secure_mkdir(path: Path) -> Path:
         probe = probe.parent
     for d in reversed(missing):
         d.mkdir(mode=0o755, exist_ok=True)
-        os.chmod(d, 0o755)
+        Path(d).chmod(0o755)
     return path
 
 

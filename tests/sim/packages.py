@@ -50,6 +50,25 @@ class FakeFile:
     url: str
 
 
+@dataclass(frozen=True)
+class Stack:
+    """One chip's driver, firmware and CANN versions for one arch."""
+
+    chip: str
+    cann: str
+    hdk: str
+    arch: str
+    firmware: str | None = None
+
+    @property
+    def hdk_file(self) -> str:
+        return vendordata.hdk_file_version(self.hdk)
+
+    @property
+    def fw(self) -> str:
+        return self.firmware or vendordata.firmware_for(self.hdk_file)
+
+
 def hdk_arch(arch: str) -> str:
     return "x86-64" if arch == "x86_64" else arch
 
@@ -94,7 +113,8 @@ def _patched_header() -> Path:
         return out
     edits = [
         ('    -q | --quiet)\n\tquiet=y\n\tnoprogress=y\n\tshift\n',
-         '    -q | --quiet)\n\tquiet=y\n\tnoprogress=y\n\tpassthru="\\$passthru \\$1"\n\tshift\n'),
+         '    -q | --quiet)\n\tquiet=y\n\tnoprogress=y\n'
+         '\tpassthru="\\$passthru \\$1"\n\tshift\n'),
         ('    -*)\n\techo Unrecognized flag : "\\$1" >&2\n\tMS_Help\n\texit 1\n\t;;\n',
          '    --extract=*)\n\tkeep=y\n\ttargetdir="\\${1#--extract=}"\n\tshift\n\t;;\n'
          '    -*)\n\tpassthru="\\$passthru \\$1"\n\tshift\n\t;;\n'),
@@ -113,9 +133,10 @@ def _patched_header() -> Path:
     return out
 
 
-def _manifest(kind: str, chip: str, cann: str, hdk: str, arch: str, fw: str) -> dict[str, Any]:
+def _manifest(kind: str, st: Stack) -> dict[str, Any]:
+    chip, cann, hdk, arch, fw = st.chip, st.cann, st.hdk, st.arch, st.fw
     c = get_chip(chip)
-    hf = vendordata.hdk_file_version(hdk)
+    hf = st.hdk_file
     inner, compat = vendordata.cann_inner(cann)
     base: dict[str, Any] = {"kind": kind, "arch": arch, "chip": chip, "soc": f"ascend{chip}"}
     if kind == "driver":
@@ -133,16 +154,16 @@ def _manifest(kind: str, chip: str, cann: str, hdk: str, arch: str, fw: str) -> 
     return base
 
 
-def build_run(kind: str, chip: str, cann: str, hdk: str, arch: str, fw: str, out: Path) -> None:
+def build_run(kind: str, st: Stack, out: Path) -> None:
     """Build one self-extracting .run with makeself."""
     stubs = stublibs.ensure_stubs()
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
         pay = Path(tmp) / "pkg"
         pay.mkdir()
         shutil.copy2(TARGET / "installer.py", pay / "install.py")
-        os.chmod(pay / "install.py", 0o755)
+        Path(pay / "install.py").chmod(0o755)
         (pay / "manifest.json").write_text(
-            json.dumps(_manifest(kind, chip, cann, hdk, arch, fw), indent=2))
+            json.dumps(_manifest(kind, st), indent=2))
         if kind == "driver":
             shutil.copy2(TARGET / "npu_smi.py", pay / "npu-smi")
         for sub, libs in LIB_PLACES.get(kind, {}).items():
@@ -151,13 +172,13 @@ def build_run(kind: str, chip: str, cann: str, hdk: str, arch: str, fw: str, out
             for lib in libs:
                 shutil.copy2(stubs / lib, d / lib)
         res = subprocess.run(
-            ["makeself", "--quiet", "--nox11", "--sha256", "--nomd5", "--nocrc", "--header", str(_patched_header()),
-             str(pay), str(out), out.stem, "./install.py"],
+            ["makeself", "--quiet", "--nox11", "--sha256", "--nomd5", "--nocrc",
+             "--header", str(_patched_header()), str(pay), str(out), out.stem, "./install.py"],
             capture_output=True, text=True, check=False,
         )
         if res.returncode != 0:
             raise SimError(f"makeself failed for {out.name}: {res.stderr.strip()}")
-    os.chmod(out, 0o755)
+    Path(out).chmod(0o755)
 
 
 def _sha256(p: Path) -> str:
@@ -170,24 +191,24 @@ def _sha256(p: Path) -> str:
 
 def _source_key() -> str:
     h = hashlib.sha256(f"{REPO_VERSION}".encode())
-    for f in sorted(TARGET.glob("*.py")) + [Path(__file__), Path(vendordata.__file__)]:
+    for f in [*sorted(TARGET.glob("*.py")), Path(__file__), Path(vendordata.__file__)]:
         h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
 
-def build_repo(dest: Path, chip: str, cann: str, hdk: str, arch: str,
+def build_repo(dest: Path, *, chip: str, cann: str, hdk: str, arch: str,
                firmware: str | None = None) -> list[FakeFile]:
     """A fake vendor repo in `dest` plus catalogue-overlay.json; built once per key."""
+    st = Stack(chip, cann, hdk, arch, firmware)
     n = names(chip, cann, hdk, arch, firmware)
-    hf = vendordata.hdk_file_version(hdk)
-    fw = firmware or vendordata.firmware_for(hf)
+    fw = st.fw
     key = hashlib.sha256(
         json.dumps([chip, cann, hdk, arch, fw, _source_key()]).encode()).hexdigest()[:16]
     cached = cache_dir() / f"repo-{key}"
     if not (cached / "catalogue-overlay.json").exists():
         tmp = secure_mkdir(cache_dir() / f"tmp-repo-{key}-{os.getpid()}")
         for kind in ("driver", "firmware", "toolkit", "ops", "nnal"):
-            build_run(kind, chip, cann, hdk, arch, fw, tmp / n[kind])
+            build_run(kind, st, tmp / n[kind])
         with zipfile.ZipFile(tmp / n["hdk-npu-bundle"], "w") as z:
             z.write(tmp / n["driver"], n["driver"])
             z.write(tmp / n["firmware"], n["firmware"])
@@ -195,7 +216,7 @@ def build_repo(dest: Path, chip: str, cann: str, hdk: str, arch: str,
             if n[kind].endswith(f"_linux-{arch}.run"):  # the vendor zips these (catalogue)
                 with zipfile.ZipFile(tmp / n[kind].replace(".run", ".zip"), "w") as z:
                     z.write(tmp / n[kind], n[kind])
-        files = _describe(tmp, chip, cann, hdk, arch, fw, n)
+        files = _describe(tmp, st, n)
         (tmp / "catalogue-overlay.json").write_text(json.dumps(_overlay(tmp, files), indent=1))
         if cached.exists():
             shutil.rmtree(cached)
@@ -203,12 +224,12 @@ def build_repo(dest: Path, chip: str, cann: str, hdk: str, arch: str,
     dest.mkdir(parents=True, exist_ok=True)
     for f in cached.iterdir():
         shutil.copy2(f, dest / f.name)
-    return _describe(dest, chip, cann, hdk, arch, fw, n)
+    return _describe(dest, st, n)
 
 
-def _describe(d: Path, chip: str, cann: str, hdk: str, arch: str, fw: str,
-              n: dict[str, str]) -> list[FakeFile]:
-    hf = vendordata.hdk_file_version(hdk)
+def _describe(d: Path, st: Stack, n: dict[str, str]) -> list[FakeFile]:
+    chip, cann, hdk, arch, fw = st.chip, st.cann, st.hdk, st.arch, st.fw
+    hf = st.hdk_file
     c = get_chip(chip)
     hdk_url = f"{OBS}/Ascend%20HDK/Ascend%20HDK%20{hdk}/"
     cann_url = f"{OBS}/CANN/CANN%20{cann}/"

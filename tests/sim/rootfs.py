@@ -149,7 +149,7 @@ def ensure_base(recipe: BaseRecipe | None = None) -> Path:
         (tmp / ".sim-base-ok").write_text(
             json.dumps({"recipe": recipe.__dict__, "built": time.time()}, default=list)
         )
-        os.chmod(tmp, 0o755)
+        Path(tmp).chmod(0o755)
         if target.exists():
             shutil.rmtree(target)
         tmp.rename(target)
@@ -163,7 +163,7 @@ def _mounts_under(prefix: Path) -> list[Path]:
     """Mount points at or below `prefix`, deepest first (so they unmount in order)."""
     out: list[Path] = []
     pfx = str(prefix.resolve()) if prefix.exists() else str(prefix)
-    with open("/proc/self/mountinfo") as fh:
+    with Path("/proc/self/mountinfo").open() as fh:
         for line in fh:
             mp = line.split()[4].encode().decode("unicode_escape")
             if mp == pfx or mp.startswith(pfx.rstrip("/") + "/"):
@@ -211,7 +211,7 @@ def create_host_root(base: Path, hp: HostPaths, mode: str = "overlay") -> None:
             raise SimError(f"copying the base root failed: {res.stderr.strip()}")
     else:
         raise SimError(f"unknown root mode {mode!r} (overlay or copy)")
-    os.chmod(hp.root, 0o755)
+    Path(hp.root).chmod(0o755)
     _populate_dev(hp.root)
     # /proc: ps (testinfra), Ansible facts and Python's own introspection want a real one.
     res = subprocess.run(
@@ -250,14 +250,14 @@ def _populate_dev(root: Path) -> None:
         if node.exists() or node.is_symlink():
             node.unlink()
         os.mknod(node, mode | 0o020000, os.makedev(major, minor))
-        os.chmod(node, mode)
+        Path(node).chmod(mode)
     for link, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         p = dev / link
         if not (p.exists() or p.is_symlink()):
             p.symlink_to(target)
     (dev / "shm").mkdir(mode=0o1777, exist_ok=True)
-    os.chmod(dev / "shm", 0o1777)
+    Path(dev / "shm").chmod(0o1777)
 
 
 def destroy_host_root(hp: HostPaths) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -35,7 +36,7 @@ def ensure_client_key(fp: FleetPaths) -> None:
     keygen(fp.client_key, "ascend-env-sim")
     pub = Path(str(fp.client_key) + ".pub").read_text()
     fp.authorized_keys.write_text(pub)
-    os.chmod(fp.authorized_keys, 0o644)
+    Path(fp.authorized_keys).chmod(0o644)
 
 
 def render_config(hp: HostPaths, fp: FleetPaths, address: str, port: int) -> str:
@@ -141,10 +142,8 @@ def stop(hp: HostPaths, pid: int | None) -> None:
         if is_ours(p, hp):
             os.kill(p, signal.SIGKILL)
         for child in sessions:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     _kill_sessions(hp)
 
 
@@ -175,14 +174,12 @@ def _kill_sessions(hp: HostPaths) -> None:
         if not entry.name.isdigit():
             continue
         try:
-            proc_root = os.readlink(entry / "root")
+            proc_root = str((entry / "root").readlink())
         except OSError:
             continue
         if proc_root == root or proc_root.startswith(root + "/"):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(entry.name), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def processes_in(hp: HostPaths) -> list[int]:
@@ -194,7 +191,7 @@ def processes_in(hp: HostPaths) -> list[int]:
             continue
         pid = int(entry.name)
         try:
-            proc_root = os.readlink(entry / "root")
+            proc_root = str((entry / "root").readlink())
         except OSError:
             continue
         if proc_root == root or proc_root.startswith(root + "/") or is_ours(pid, hp):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (verbatim vendor output wider than the line limit)
 """Verbatim npu-smi outputs from ascend-facts.md §4 (sources named there)."""
 
 # §4.1, vllm-ascend #198: Atlas A2 (910B3), HDK 23.0.7, NPUs 0-1 and the process table head.

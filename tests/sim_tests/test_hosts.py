@@ -45,7 +45,8 @@ def test_bare_host_shows_cards_but_no_driver(sim_bare: SimFleet) -> None:
     assert len(lines) == 8
     assert ("c1:00.0 Processing accelerators: Huawei Technologies Co., Ltd. "
             "Device d802 (rev 20)") in lines
-    assert sim_bare.ssh(h, "lspci -n -s c1:00.0").stdout.strip() == "c1:00.0 1200: 19e5:d802 (rev 20)"
+    lspci_n = sim_bare.ssh(h, "lspci -n -s c1:00.0").stdout.strip()
+    assert lspci_n == "c1:00.0 1200: 19e5:d802 (rev 20)"
     sysfs = sim_bare.ssh(h, "cat /sys/bus/pci/devices/0000:c1:00.0/subsystem_device").stdout
     assert sysfs.strip() == "0x3000"
     assert sim_bare.ssh(h, "command -v npu-smi").returncode != 0

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.sim
 
 
 def _mounts_under(prefix: Path) -> list[str]:
-    with open("/proc/self/mountinfo") as fh:
+    with Path("/proc/self/mountinfo").open() as fh:
         return [line.split()[4] for line in fh if line.split()[4].startswith(str(prefix))]
 
 
@@ -35,7 +35,7 @@ def test_up_down_leaves_no_process_or_mount() -> None:
     f = fleet.up(name=name, hosts=2, devices=2, root_mode="copy")
     fp = FleetPaths.for_fleet(name)
     pids = [h.pid for h in f.hosts]
-    assert all(sshd.is_ours(p, fp.host(h.name)) for p, h in zip(pids, f.hosts))
+    assert all(sshd.is_ours(p, fp.host(h.name)) for p, h in zip(pids, f.hosts, strict=True))
     assert _mounts_under(fp.base)  # /proc in each host
     # Hold a session open, as an Ansible ControlMaster would.
     holder = subprocess.Popen(["ssh", "-F", str(f.ssh_config), "sim1", "sleep 300"],

@@ -8,6 +8,7 @@ on-disk layout of §1-§3. Runs on the simulated host with only the standard lib
 
 from __future__ import annotations
 
+import contextlib
 import grp
 import json
 import os
@@ -116,7 +117,7 @@ class Package:
     def check_arch(self) -> None:
         arch = self.m["arch"]
         machine = os.uname().machine
-        if arch != "any" and arch != machine:
+        if arch not in ("any", machine):
             raise Fail(
                 f"[ERROR]The architecture of the package ({arch}) is inconsistent with that "
                 f"of the current environment ({machine}), install failed."
@@ -155,6 +156,14 @@ class Package:
                 raise Fail("[ERROR]Driver package is not installed, nothing to uninstall.")
             self.remove_driver()
             return "Driver package uninstall success!"
+        user, group = self.driver_preflight(mode)
+        print("[INFO]driver install type: Direct")
+        return self.driver_files(mode, user, group)
+
+    def driver_preflight(self, mode: str) -> tuple[str, str]:
+        """Checks of a driver install or upgrade; returns the running user and group."""
+        a = self.args
+        drv = self.root / "driver"
         if mode == "--upgrade" and not (drv / "version.info").exists():
             raise Fail("[ERROR]Driver package is not installed, --upgrade is not supported; "
                        "use --full for a first install.")
@@ -181,7 +190,11 @@ class Package:
             sys.stdin.readline()
             raise Fail("[ERROR]Driver_ko_install failed, details in : "
                        "/var/log/ascend_seclog/ascend_install.log.")
-        print("[INFO]driver install type: Direct")
+        return user, group
+
+    def driver_files(self, mode: str, user: str, group: str) -> str:
+        a = self.args
+        drv = self.root / "driver"
         self.copy_tree("driver", drv)
         write_kv(drv / "version.info", self.m["version_info"])
         for tool in ("upgrade-tool", "hccn_tool", "msnpureport"):
@@ -237,7 +250,7 @@ class Package:
             # Major 236 is arbitrary: the shared kernel has no such driver behind it.
             os.mknod(p, 0o660 | 0o020000, os.makedev(236, minor))
             os.chown(p, uid, gid)
-            os.chmod(p, 0o660)
+            Path(p).chmod(0o660)
 
     def load_modules(self, loaded: bool) -> None:
         for name in DRIVER_MODULES:
@@ -320,16 +333,7 @@ class Package:
         home = self.cann_home(ver)
         new = home.name.startswith("cann-")
         if mode == "--uninstall":
-            if not home.is_dir():
-                raise Fail(f"[ERROR]Ascend-cann-toolkit {ver} is not installed in {self.root}.")
-            shutil.rmtree(home)
-            for link in (self.root / "cann", self.root / "ascend-toolkit" / "latest"):
-                if link.is_symlink() and not link.exists():
-                    link.unlink()
-            if not self.installed_toolkits():
-                (self.root / "ascend-toolkit" / "set_env.sh").unlink(missing_ok=True)
-                CANN_INFO.unlink(missing_ok=True)
-            return "Ascend-cann-toolkit uninstall success"
+            return self.toolkit_uninstall(home)
         present = [v for v in self.installed_toolkits() if v != ver]
         if present and mode != "--upgrade":
             older = [v for v in present if version_key(v) < version_key(ver)]
@@ -388,12 +392,25 @@ class Package:
         write_kv(CANN_INFO, {"Install_Path": str(self.root)})
         return "Ascend-cann-toolkit install success"
 
+    def toolkit_uninstall(self, home: Path) -> str:
+        if not home.is_dir():
+            raise Fail(f"[ERROR]Ascend-cann-toolkit {self.version} is not installed in "
+                       f"{self.root}.")
+        shutil.rmtree(home)
+        for link in (self.root / "cann", self.root / "ascend-toolkit" / "latest"):
+            if link.is_symlink() and not link.exists():
+                link.unlink()
+        if not self.installed_toolkits():
+            (self.root / "ascend-toolkit" / "set_env.sh").unlink(missing_ok=True)
+            CANN_INFO.unlink(missing_ok=True)
+        return "Ascend-cann-toolkit uninstall success"
+
     def write_version_cfg(self, home: Path, kernels: bool) -> None:
         build = self.m["component_build"]
         comps = ["runtime", "compiler", "hccl", "opp", "toolkit", "aoe", "ncs"]
-        if kernels or (home / "version.cfg").is_file() and "opp_kernel" in (
+        if kernels or ((home / "version.cfg").is_file() and "opp_kernel" in (
             home / "version.cfg"
-        ).read_text():
+        ).read_text()):
             comps.append("opp_kernel")
         lines = ["# version: 1.0"]
         for what in ("running", "upgrade", "installed"):
@@ -574,10 +591,8 @@ def main(argv: list[str]) -> int:
         return 0
     except Fail as exc:
         print(str(exc), file=sys.stderr)
-        try:
+        with contextlib.suppress(OSError):
             log(f"{manifest['package_name']} {manifest['version']}: {exc}")
-        except OSError:
-            pass
         return 1
 
 

@@ -26,6 +26,7 @@ POWER_910 = ("78.0", "75.8", "77.2", "76.4", "78.9", "75.1", "77.7", "76.0")
 TEMP_910 = (38, 38, 37, 39, 38, 37, 39, 38)
 HBM_910 = (18, 8, 12, 10, 16, 9, 11, 14)
 MEM_310P = ((45, 1529, 44280), (43, 1412, 43693))
+PROC_HEAD = "Process name             | Process memory(MB)"
 
 
 def load_state() -> dict[str, Any]:
@@ -85,7 +86,7 @@ def health_of(npu: dict[str, Any]) -> str:
 
 
 def row(cells: list[str], widths: list[int]) -> str:
-    return "|" + "|".join(" " + c.ljust(w - 1) for c, w in zip(cells, widths)) + "|"
+    return "|" + "|".join(" " + c.ljust(w - 1) for c, w in zip(cells, widths, strict=True)) + "|"
 
 
 def rule(widths: list[int], ch: str) -> str:
@@ -109,8 +110,8 @@ def info_table(state: dict[str, Any]) -> str:
     widths = [27, 15, 52]
     first_gen = state["chip"] == "910"
     lines = [title(widths, 33), rule(widths, "-")]
-    lines.append(row(["NPU   Name", "Health", "Power(W)    Temp(C)           Hugepages-Usage(page)"],
-                     widths))
+    head1 = "Power(W)    Temp(C)           Hugepages-Usage(page)"
+    lines.append(row(["NPU   Name", "Health", head1], widths))
     lines.append(row(["Chip", "Bus-Id", "AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)"], widths))
     lines.append(rule(widths, "="))
     for i, npu in enumerate(present(state)):
@@ -140,13 +141,13 @@ def info_table(state: dict[str, Any]) -> str:
             ], widths))
             lines.append(rule(widths, "="))
     lines.append(rule(widths, "-"))
-    lines.append(row(["NPU     Chip", "Process id", "Process name             | Process memory(MB)"],
-                     widths))
+    lines.append(row(["NPU     Chip", "Process id", PROC_HEAD], widths))
     lines.append(rule(widths, "="))
     for npu in present(state):
         procs = npu.get("processes", [])
         if not procs:
-            lines.append("| " + f"No running processes found in NPU {npu['npu_id']}".ljust(95) + "|")
+            idle = f"No running processes found in NPU {npu['npu_id']}"
+            lines.append("| " + idle.ljust(95) + "|")
         for p in procs:
             lines.append(row([
                 f"{npu['npu_id']}".ljust(8) + f"{p.get('chip', 0)}",
@@ -160,8 +161,8 @@ def info_table(state: dict[str, Any]) -> str:
 def info_table_infer(state: dict[str, Any]) -> str:
     widths = [31, 17, 54]
     lines = [title(widths, 49), rule(widths, "-")]
-    lines.append(row(["NPU     Name", "Health", "Power(W)     Temp(C)           Hugepages-Usage(page)"],
-                     widths))
+    head1 = "Power(W)     Temp(C)           Hugepages-Usage(page)"
+    lines.append(row(["NPU     Name", "Health", head1], widths))
     lines.append(row(["Chip    Device", "Bus-Id", "AICore(%)    Memory-Usage(MB)"], widths))
     lines.append(rule(widths, "="))
     cpn = state["chips_per_npu"]
@@ -184,13 +185,13 @@ def info_table_infer(state: dict[str, Any]) -> str:
             ], widths))
             lines.append(rule(widths, "=" if chip == cpn - 1 else "-"))
     lines.append(rule(widths, "-"))
-    lines.append(row(["NPU     Chip", "Process id", "Process name             | Process memory(MB)"],
-                     widths))
+    lines.append(row(["NPU     Chip", "Process id", PROC_HEAD], widths))
     lines.append(rule(widths, "="))
     for npu in present(state):
         procs = npu.get("processes", [])
         if not procs:
-            lines.append("| " + f"No running processes found in NPU {npu['npu_id']}".ljust(103) + "|")
+            idle = f"No running processes found in NPU {npu['npu_id']}"
+            lines.append("| " + idle.ljust(103) + "|")
         for p in procs:
             lines.append(row([
                 f"{npu['npu_id']}".ljust(8) + f"{p.get('chip', 0)}",
@@ -255,7 +256,8 @@ def health(state: dict[str, Any], npu: dict[str, Any], chip: int | None) -> str:
             "\t" + " " * 31 + ": node type=adda, sensor type=Heartbeat Sensor, "
             "event state=Heartbeat Lost.",
         ])
-    return "\n".join([kv("Health Status", h), kv("Error Code", "NA"), kv("Error Information", "NA")])
+    return "\n".join([kv("Health Status", h), kv("Error Code", "NA"),
+                      kv("Error Information", "NA")])
 
 
 USAGE = """\
