@@ -22,6 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--devices", type=int, default=8, help="NPUs per host")
     up.add_argument("--cann", default="8.5.0", help="CANN version for --state provisioned")
     up.add_argument("--hdk", default="25.5.0", help="HDK (driver) version for provisioned")
+    up.add_argument("--profile", help="take chip, devices and versions from a package profile")
     up.add_argument("--inventory", type=Path, help="also write the Ansible inventory here")
     up.add_argument("--fleet", default="default", help="name of this set of hosts")
     up.add_argument("--root-mode", choices=["overlay", "copy"], default="overlay")
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     repo.add_argument("--hdk", default="25.5.0")
     repo.add_argument("--firmware", default=None, help="firmware version (default: paired)")
     repo.add_argument("--arch", default=os.uname().machine, choices=["x86_64", "aarch64"])
+    repo.add_argument("--profile", help="take chip and versions from a package profile, and "
+                      "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
 
     bi = sub.add_parser("base-image", help="import the cached Debian root into buildah")
@@ -72,6 +75,15 @@ def _run(args: argparse.Namespace) -> int:
 
     if os.geteuid() != 0:
         raise SimError("the simulated hosts need root (mounts, mknod, sshd chroot)")
+    if getattr(args, "profile", None):
+        from tests.sim import profiles  # noqa: PLC0415
+
+        prof = profiles.load(args.profile)
+        args.chip, args.cann, args.hdk = prof.chip, prof.cann, prof.hdk
+        if args.cmd == "up":
+            args.devices = prof.devices
+        else:
+            args.firmware = args.firmware or prof.firmware
     if args.cmd == "up":
         f = fleet.up(
             name=args.fleet,
@@ -122,7 +134,13 @@ def _run(args: argparse.Namespace) -> int:
             args.dest, chip=args.chip, cann=args.cann, hdk=args.hdk, arch=args.arch,
             firmware=args.firmware,
         )
-        print(f"wrote {len(overlay)} package(s) and catalogue-overlay.json to {args.dest}")
+        extra = ""
+        if args.profile:
+            from tests.sim import profiles  # noqa: PLC0415
+
+            profiles.write_spec(profiles.load(args.profile), args.dest, args.arch)
+            extra = " and spec.yaml"
+        print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
         return 0
     if args.cmd == "base-image":
         from tests.sim import image  # noqa: PLC0415

@@ -89,3 +89,15 @@ def test_state_dir_is_root_755() -> None:
     st = state_dir().stat()
     assert st.st_uid == 0
     assert st.st_mode & 0o777 == 0o755
+
+
+def test_repo_with_profile_writes_spec(tmp_path: Path) -> None:
+    require_sim()
+    res = subprocess.run([sys.executable, "-m", "tests.sim", "repo", "--profile", "910b",
+                          "--dest", str(tmp_path)], capture_output=True, text=True,
+                         cwd=Path(__file__).parents[2], check=False)
+    assert res.returncode == 0, res.stderr
+    spec = (tmp_path / "spec.yaml").read_text()
+    assert f"arch: {os.uname().machine}" in spec
+    assert "family: debian" in spec
+    assert (tmp_path / "catalogue-overlay.json").exists()
