@@ -14,7 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from ascend_env import __version__
-from ascend_env.errors import AscendEnvError
+from ascend_env.errors import AscendEnvError, UsageError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Provision and validate Huawei Ascend NPU environments.")
@@ -167,6 +167,58 @@ def fetch(
                              progress=progress)
     render_fetch(result, as_json=as_json)
     raise typer.Exit(0 if result.complete else 1)
+
+
+@app.command("install")
+def install(
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    arch: ArchOption = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Ansible inventory; without one, this machine.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="One host reached over ssh.")
+                    ] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository made by `fetch`.")
+                    ] = Path("ascend-repo"),
+    catalogue: Annotated[Path | None, typer.Option(
+        "--catalogue", help="Catalogue overlay used for fetch.")] = None,
+    components: Annotated[str | None, typer.Option(
+        "--components", help="Comma list: driver,firmware,cann,python,env,user.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Show what would change.")] = False,
+    allow_reboot: Annotated[bool, typer.Option(
+        "--allow-reboot", help="Reboot hosts after a driver/firmware change.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Allow downgrades.")] = False,
+    serial: Annotated[int | None, typer.Option(
+        "--serial", min=1, help="Roll through the fleet N hosts at a time.")] = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")
+                       ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
+    from ascend_env.catalogue import load_catalogue, load_overlay
+    from ascend_env.output import install_progress, render_install
+    from ascend_env.plan import resolve
+    from ascend_env.provision import InstallOptions
+    from ascend_env.provision import install as run_install
+    from ascend_env.spec import load_spec
+
+    if inventory is not None and host is not None:
+        raise UsageError("name either --inventory or --host, not both")
+    merged = load_catalogue()
+    if catalogue is not None:
+        merged = merged.merged(load_overlay(catalogue))
+    loaded = load_spec(profile=profile, path=spec, arch=arch.value if arch else None)
+    resolved = resolve(loaded, merged)
+    options = InstallOptions(
+        repo=repo, inventory=inventory, host=host, limit=limit,
+        components=[c.strip() for c in components.split(",") if c.strip()]
+        if components else None,
+        check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir)
+    with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
+        summary = run_install(loaded, resolved, options, on_event=on_event)
+    render_install(summary, as_json=as_json)
+    raise typer.Exit(0 if summary.succeeded else 1)
 
 
 def _fail(error: AscendEnvError) -> NoReturn:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ from ascend_env.errors import UsageError
 from ascend_env.fetch import FetchResult, Progress
 from ascend_env.matrix import load_chips, load_matrix
 from ascend_env.plan import Plan
+from ascend_env.provision import InstallSummary
 from ascend_env.spec import EnvSpec, load_spec, profile_names
 from ascend_env.validate import ValidationResult
 from ascend_env.versions import InvalidVersionError, parse
@@ -216,3 +217,54 @@ def render_fetch(result: FetchResult, *, as_json: bool) -> None:
             _console.print(f"         {item.message}")
     state = "complete" if result.complete else "[red]incomplete[/red]"
     _console.print(f"repository {result.dest}: {state} for spec {result.spec}")
+
+
+@contextmanager
+def install_progress(enabled: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A live line per host (its current task and counts) on stderr while Ansible runs."""
+    if not enabled:
+        yield lambda event: None
+        return
+    console = Console(stderr=True, highlight=False)
+    current: dict[str, str] = {}
+    task = ["starting"]
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["event"] == "task":
+            task[0] = event["task"]
+        elif event["event"] == "result":
+            current[event["host"]] = f"{event['status']:<11} {event['task']}"
+            if event["status"] in ("failed", "unreachable"):
+                console.print(f"[red]{event['host']}: {event['status']}[/red] {event['task']}"
+                              f": {event.get('message', '')}")
+
+    with console.status("ansible") as status:
+        def update(event: dict[str, Any]) -> None:
+            on_event(event)
+            lines = [f"{host:<20} {text}" for host, text in sorted(current.items())]
+            status.update("\n".join([f"task: {task[0]}", *lines]))
+
+        yield update
+
+
+def render_install(summary: InstallSummary, *, as_json: bool) -> None:
+    """The per-host summary of an install run."""
+    if as_json:
+        _print_json(summary.model_dump(mode="json", by_alias=True))
+        return
+    table = Table("host", "status", "ok", "changed", "failed", "unreachable", "skipped",
+                  box=None)
+    colours = {"ok": "green", "changed": "green", "failed": "red", "unreachable": "red",
+               "reboot required": "yellow", "not run": "yellow"}
+    for host in summary.hosts:
+        table.add_row(host.host, f"[{colours[host.status]}]{host.status}[/]", str(host.ok),
+                      str(host.changed), str(host.failed), str(host.unreachable),
+                      str(host.skipped))
+    _console.print(table)
+    for host in summary.hosts:
+        if host.message and host.status not in ("ok", "changed"):
+            _console.print(f"  {host.host}: {host.message}")
+    verdict = "[green]every host reached the spec[/green]" if summary.succeeded else \
+        "[red]not every host reached the spec[/red]"
+    mode = " (check mode: nothing was changed)" if summary.check else ""
+    _console.print(f"{verdict}{mode}; full log: {summary.log}")

@@ -34,6 +34,8 @@ class PlanItem(BaseModel):
     archive: str | None = Field(None, description="the zip the vendor ships the file in")
     sha256: str | None = Field(None, description="digest of the downloaded file (archive or file)")
     url: str | None = None
+    file_version: str | None = Field(None, description="version in the file name, if it "
+                                     "differs from the release (HDK 25.0.RC1 -> 25.0.rc1.1)")
     note: str = ""
 
     @property
@@ -111,7 +113,8 @@ def _hdk_items(spec: EnvSpec, chip: Chip, catalogue: Catalogue) -> list[PlanItem
             note = (f"the firmware shipped in HDK {hdk.raw}; " + note).rstrip("; ")
         items.append(PlanItem(step=0, component=kind, version=version, file=names.run,
                               archive=names.bundle, sha256=entry.sha256 if entry else None,
-                              url=entry.url if entry else None, note=note))
+                              url=entry.url if entry else None, note=note,
+                              file_version=hdk_file if kind == "driver" else firmware))
     return items
 
 

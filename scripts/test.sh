@@ -32,7 +32,7 @@ echo "== virtual environment $venv"
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps .
 
 echo "== ruff"
-"$venv/bin/ruff" check ascend_env tests benchmarks
+"$venv/bin/ruff" check ascend_env tests benchmarks playbooks
 echo "== mypy"
 "$venv/bin/mypy"
 echo "== pytest"

@@ -1,0 +1,367 @@
+"""`ascend-env install`: resolved spec + verified repository -> ansible-playbook site.yml.
+
+ansible-playbook runs as a subprocess rather than through ansible-runner: it is already a
+dependency (ansible-core), needs no private-data directory layout, and our own callback plugin
+(playbooks/callback_plugins/ascend_env_events.py) gives the per-host events that the progress
+view and the summary need, while Ansible's normal output goes to a log file kept for the user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ascend_env.errors import AscendEnvError, UsageError
+from ascend_env.fetch import locate, sha256_of
+from ascend_env.matrix import load_chips, load_matrix
+from ascend_env.plan import Plan, PlanItem
+from ascend_env.resources import shipped_dir
+from ascend_env.spec import EnvSpec
+from ascend_env.versions import AscendVersion
+
+INSTALL_SCHEMA = "ascend-env/install/v1"
+COMPONENTS = ("driver", "firmware", "cann", "python", "env", "user")
+# CANN items of the plan, by the component tag that installs them.
+_CANN_KINDS = ("toolkit", "ops", "nnal", "nnae", "nnrt")
+_FIRMWARE_RE = re.compile(r"npu-firmware_(?P<version>.+)\.run$")
+
+HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run"]
+
+
+class RepoError(AscendEnvError):
+    """The repository lacks a file the plan needs, or a file fails its digest."""
+
+    exit_code = 1
+
+
+class HostResult(BaseModel):
+    """How one host ended."""
+
+    host: str
+    status: HostStatus
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+    reboot_required: bool = False
+    message: str = ""
+
+
+class InstallSummary(BaseModel):
+    """The outcome of one install run, per host."""
+
+    schema_: str = Field(INSTALL_SCHEMA, alias="schema")
+    spec: str
+    digest: str
+    check: bool
+    log: str
+    hosts: list[HostResult]
+
+    model_config = {"populate_by_name": True}
+
+    @property
+    def succeeded(self) -> bool:
+        """Every host reached the spec (or, in check mode, nothing failed)."""
+        return bool(self.hosts) and all(h.status in ("ok", "changed") for h in self.hosts)
+
+
+@dataclass
+class InstallOptions:
+    """What the command line says about how to install."""
+
+    repo: Path
+    inventory: Path | None = None
+    host: str | None = None
+    limit: str | None = None
+    components: list[str] | None = None
+    check: bool = False
+    allow_reboot: bool = False
+    force: bool = False
+    serial: int | None = None
+    log_dir: Path | None = None
+    extra_vars: dict[str, Any] = field(default_factory=dict)
+
+
+Event = dict[str, Any]
+
+
+def _wanted(options: InstallOptions) -> set[str]:
+    components = set(options.components or COMPONENTS)
+    unknown = components - set(COMPONENTS)
+    if unknown:
+        raise UsageError(f"--components: unknown {', '.join(sorted(unknown))}; "
+                         f"choose from {', '.join(COMPONENTS)}")
+    return components
+
+
+def _item_component(item: PlanItem) -> str:
+    if item.component in _CANN_KINDS:
+        return "cann"
+    if item.component in ("torch", "torch_npu", "mindspore"):
+        return "python"
+    return item.component
+
+
+def verify_repo(plan: Plan, repo: Path, components: set[str]) -> dict[str, Path]:
+    """Every installer the selected components need, found and verified, by plan component.
+
+    Raises RepoError naming every missing or corrupt file before any host is touched.
+    """
+    if not repo.is_dir():
+        raise RepoError(f"repository {repo} does not exist; run `ascend-env fetch --dest {repo}`"
+                        " with the same spec first")
+    found: dict[str, Path] = {}
+    problems: list[str] = []
+    checked: dict[str, bool] = {}
+    for item in plan.items:
+        if _item_component(item) not in components:
+            continue
+        path = locate(repo, item)
+        if path is None:
+            if item.component in ("torch", "torch_npu", "mindspore"):
+                continue  # frameworks may come from the host's package index
+            problems.append(f"{item.file} ({item.component}) is not in {repo}")
+            continue
+        download = repo / item.download
+        if item.download not in checked:
+            checked[item.download] = (item.sha256 is not None and download.is_file()
+                                      and sha256_of(download) == item.sha256)
+        if not checked[item.download]:
+            problems.append(f"{item.download} in {repo} does not match its sha256 "
+                            f"{item.sha256 or '(unknown)'}; run fetch again")
+            continue
+        found[item.component] = path
+    if problems:
+        raise RepoError("the repository is not ready, nothing was changed on any host:\n  "
+                        + "\n  ".join(problems))
+    return found
+
+
+def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: InstallOptions
+               ) -> dict[str, Any]:
+    """The extra-vars the playbook reads (ascend_*)."""
+    components = _wanted(options)
+    chip = load_chips().get(spec.hardware.chip)
+    assert chip is not None
+    cann = spec.cann.version
+    new_layout = cann.release() >= AscendVersion.parse("8.5.0")
+    path = spec.install.path
+    driver_item = next((i for i in plan.items if i.component == "driver"), None)
+    firmware_file = files.get("firmware")
+    firmware_match = _FIRMWARE_RE.search(firmware_file.name) if firmware_file else None
+    cann_row = load_matrix().cann_row(cann)
+    minimum = cann_row.minimum_hdk() if cann_row else None
+    hdk_file = driver_item.file_version if driver_item else None
+    packages = ["ops" if p == "kernels" else p for p in spec.cann.packages]
+    wheels = [str(files[name]) for name in ("torch", "torch_npu", "mindspore") if name in files]
+    requirements = _requirements(spec)
+    python = None
+    if "python" in components and requirements:
+        python = {"version": spec.python.version, "venv": spec.python.venv,
+                  "requirements": requirements, "wheels": wheels,
+                  "offline": len(wheels) == len(requirements)}
+    return {
+        "ascend_spec_name": spec.name,
+        "ascend_spec_digest": spec.digest(),
+        "ascend_arch": spec.hardware.arch,
+        "ascend_chip_family": chip.family,
+        "ascend_pci_device_id": chip.pci_device_id.lower(),
+        "ascend_pci_expected": plan.devices // chip.chips_per_card,
+        "ascend_install_path": path,
+        "ascend_user": spec.install.user,
+        "ascend_force": options.force,
+        "ascend_allow_reboot": options.allow_reboot,
+        "ascend_set_env": f"{path}/cann/set_env.sh" if new_layout
+        else f"{path}/ascend-toolkit/set_env.sh",
+        "ascend_toolkit_home": f"{path}/cann" if new_layout else f"{path}/ascend-toolkit/latest",
+        "ascend_targets": {
+            "driver": hdk_file if "driver" in components else None,
+            "firmware": firmware_match["version"] if firmware_match and "firmware" in components
+            else None,
+            "cann": cann.raw if "cann" in components else None,
+            "packages": packages,
+            "min_driver": minimum.raw if minimum else None,
+        },
+        "ascend_files": {name: str(path_) for name, path_ in files.items()},
+        "ascend_python": python,
+        "ascend_serial": options.serial or 0,
+        "ascend_max_fail_percentage": 0 if options.serial else 100,
+        **options.extra_vars,
+    }
+
+
+def _requirements(spec: EnvSpec) -> list[str]:
+    frameworks = spec.frameworks
+    found = []
+    if frameworks.torch is not None:
+        found += [f"torch=={frameworks.torch.version}",
+                  f"torch_npu=={frameworks.torch.torch_npu}"]
+    if frameworks.mindspore is not None:
+        found.append(f"mindspore=={frameworks.mindspore.version}")
+    return found
+
+
+def _inventory_args(options: InstallOptions) -> list[str]:
+    if options.inventory is not None:
+        if not options.inventory.exists():
+            raise UsageError(f"inventory {options.inventory} does not exist")
+        return ["-i", str(options.inventory)]
+    if options.host is not None:
+        return ["-i", f"{options.host},"]
+    # No inventory: provision this machine.
+    return ["-i", "localhost,", "-c", "local"]
+
+
+def _ansible_playbook() -> str:
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    found = str(beside) if beside.exists() else shutil.which("ansible-playbook")
+    if found is None:
+        raise UsageError("ansible-playbook is not installed (it comes with ansible-core; "
+                         "reinstall ascend-env)")
+    return found
+
+
+def _tail(path: Path, stop: threading.Event, on_event: Callable[[Event], None]) -> None:
+    """Follow the events file until `stop` is set and everything written was read."""
+    while not path.exists() and not stop.is_set():
+        time.sleep(0.05)
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as handle:
+        while True:
+            line = handle.readline()
+            if line:
+                on_event(json.loads(line))
+            elif stop.is_set():
+                return
+            else:
+                time.sleep(0.1)
+
+
+def run_playbook(variables: dict[str, Any], options: InstallOptions, *,
+                 playbook: str = "site.yml",
+                 on_event: Callable[[Event], None] = lambda event: None) -> tuple[int, Path,
+                                                                                   list[Event]]:
+    """Run one playbook with the events callback; returns rc, log path and all events."""
+    run_dir = options.log_dir or Path.home() / ".cache" / "ascend-env" / "runs"
+    run_dir = run_dir / time.strftime("%Y%m%d-%H%M%S")
+    suffix = 0
+    while run_dir.exists():
+        suffix += 1
+        run_dir = run_dir.with_name(run_dir.name.split(".")[0] + f".{suffix}")
+    run_dir.mkdir(parents=True)
+    (run_dir / "extra-vars.json").write_text(json.dumps(variables, indent=2))
+    events_path, log_path = run_dir / "events.jsonl", run_dir / "ansible.log"
+    playbooks = shipped_dir("playbooks")
+    command = [_ansible_playbook(), str(playbooks / playbook), *_inventory_args(options),
+               "-e", f"@{run_dir / 'extra-vars.json'}"]
+    if options.limit:
+        command += ["--limit", options.limit]
+    if options.check:
+        command += ["--check", "--diff"]
+    if options.components:
+        command += ["--tags", ",".join(options.components)]
+    env = {**os.environ, "ASCEND_ENV_EVENTS": str(events_path),
+           "ANSIBLE_CALLBACKS_ENABLED": "ascend_env_events",
+           "ANSIBLE_CALLBACK_PLUGINS": str(playbooks / "callback_plugins"),
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+           "ANSIBLE_INTERPRETER_PYTHON": os.environ.get("ANSIBLE_INTERPRETER_PYTHON",
+                                                        "auto_silent")}
+    events: list[Event] = []
+
+    def collect(event: Event) -> None:
+        events.append(event)
+        on_event(event)
+
+    stop = threading.Event()
+    follower = threading.Thread(target=_tail, args=(events_path, stop, collect), daemon=True)
+    follower.start()
+    with log_path.open("w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                              stdin=subprocess.DEVNULL, check=False)
+    stop.set()
+    follower.join()
+    return done.returncode, log_path, events
+
+
+def summarize(events: list[Event], hosts: list[str] | None = None) -> list[HostResult]:
+    """Per-host results from the callback's events (hosts never run are `not run`)."""
+    stats: dict[str, dict[str, Any]] = {}
+    last_failure: dict[str, str] = {}
+    for event in events:
+        if event["event"] == "stats":
+            stats = event["hosts"]
+        elif event["event"] == "result" and event["status"] in ("failed", "unreachable"):
+            text = event.get("message") or event.get("stdout") or ""
+            last_failure[event["host"]] = f"{event['task']}: {text}".strip()
+    results = []
+    for host in sorted(set(stats) | set(last_failure) | set(hosts or [])):
+        counts = stats.get(host)
+        if counts is None:
+            results.append(HostResult(host=host, status="not run",
+                                      message=last_failure.get(host, "the roll stopped before "
+                                                               "this host's batch")))
+            continue
+        reboot = bool(counts.get("custom", {}).get("ascend_reboot_required"))
+        if counts.get("unreachable"):
+            status: HostStatus = "unreachable"
+        elif counts.get("failures"):
+            status = "failed"
+        elif reboot:
+            status = "reboot required"
+        elif counts.get("changed"):
+            status = "changed"
+        else:
+            status = "ok"
+        results.append(HostResult(
+            host=host, status=status, ok=counts.get("ok", 0), changed=counts.get("changed", 0),
+            failed=counts.get("failures", 0), unreachable=counts.get("unreachable", 0),
+            skipped=counts.get("skipped", 0), reboot_required=reboot,
+            message=last_failure.get(host, "reboot the host, then run install again"
+                                     if reboot else "")))
+    return results
+
+
+def inventory_hosts(options: InstallOptions) -> list[str]:
+    """The host names the run targets, as ansible-inventory lists them."""
+    if options.inventory is None:
+        return [options.host or "localhost"]
+    binary = Path(_ansible_playbook()).with_name("ansible-inventory")
+    command = [str(binary), "-i", str(options.inventory), "--list"]
+    if options.limit:
+        command += ["--limit", options.limit]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise UsageError(f"cannot read inventory {options.inventory}: {done.stderr.strip()}")
+    listing = json.loads(done.stdout)
+    return sorted(listing.get("_meta", {}).get("hostvars", {}))
+
+
+def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
+            on_event: Callable[[Event], None] = lambda event: None) -> InstallSummary:
+    """Verify the repository, then run site.yml and summarise every host."""
+    files = verify_repo(plan, options.repo, _wanted(options))
+    variables = build_vars(spec, plan, files, options)
+    hosts = inventory_hosts(options)
+    rc, log, events = run_playbook(variables, options, on_event=on_event)
+    results = summarize(events, hosts)
+    if not results and rc != 0:
+        raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
+                             f"see {log}")
+    return InstallSummary(spec=spec.name, digest=spec.digest(), check=options.check,
+                          log=str(log), hosts=results)

@@ -1,0 +1,83 @@
+"""Ansible callback: one JSON line per event, for ascend-env's progress view and summary.
+
+Enabled by `ascend-env install` (ANSIBLE_CALLBACKS_ENABLED=ascend_env_events) and writing to
+the file named by ASCEND_ENV_EVENTS; the normal Ansible output still goes to the log file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+name: ascend_env_events
+type: notification
+short_description: JSON-lines events for ascend-env
+description: Writes task starts, per-host results and the final stats as JSON lines.
+"""
+
+
+class CallbackModule(CallbackBase):  # type: ignore[misc]
+    """Emit events to $ASCEND_ENV_EVENTS."""
+
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "notification"
+    CALLBACK_NAME = "ascend_env_events"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        path = os.environ.get("ASCEND_ENV_EVENTS")
+        self._out = Path(path).open("a", encoding="utf-8") if path else None  # noqa: SIM115
+        self._lock = threading.Lock()
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        if self._out is None:
+            return
+        with self._lock:
+            self._out.write(json.dumps({"event": event, "time": time.time(), **fields},
+                                       default=str) + "\n")
+            self._out.flush()
+
+    def v2_playbook_on_task_start(self, task: Any, is_conditional: bool) -> None:
+        self._emit("task", task=task.get_name(), role=task._role.get_name()
+                   if task._role else None)
+
+    def _result(self, status: str, result: Any) -> None:
+        data = result._result
+        message = data.get("msg") or data.get("stderr") or ""
+        if isinstance(message, list):
+            message = "; ".join(str(m) for m in message)
+        self._emit("result", host=result._host.get_name(), task=result._task.get_name(),
+                   status=status, changed=bool(data.get("changed")),
+                   message=str(message)[-2000:] if status in ("failed", "unreachable") else "",
+                   stdout=str(data.get("stdout", ""))[-2000:] if status == "failed" else "")
+
+    def v2_runner_on_ok(self, result: Any) -> None:
+        self._result("ok", result)
+
+    def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
+        self._result("ignored" if ignore_errors else "failed", result)
+
+    def v2_runner_on_unreachable(self, result: Any) -> None:
+        self._result("unreachable", result)
+
+    def v2_runner_on_skipped(self, result: Any) -> None:
+        self._result("skipped", result)
+
+    def v2_playbook_on_stats(self, stats: Any) -> None:
+        hosts = {}
+        for host in sorted(stats.processed):
+            summary = stats.summarize(host)
+            summary["custom"] = stats.custom.get(host, {})
+            hosts[host] = summary
+        self._emit("stats", hosts=hosts)
+        if self._out is not None:
+            self._out.close()
+            self._out = None
