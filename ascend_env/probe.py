@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""Capture the raw state of one Ascend host (or container, or chroot) as one JSON document.
+
+Runs ON the target with only the standard library, under Python 3.8 to 3.12:
+`python3 probe.py [--install-path P] [--python PY] [--root DIR] [--no-commands]`.
+It records text as found (file contents, command outputs with exit codes, environment,
+stat of paths) and parses nothing it does not need to decide what to read next; all
+interpretation lives in ascend_env/facts.py (DESIGN.md, "Capture raw, parse centrally").
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import glob
+import grp
+import json
+import os
+import pwd
+import shlex
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+SCHEMA = "ascend-env/capture/v1"
+PROBE_VERSION = "1"
+DEFAULT_INSTALL_PATH = "/usr/local/Ascend"
+DEFAULT_TIMEOUT_S = 15.0
+MAX_FILE_BYTES = 256 * 1024
+MAX_OUTPUT_BYTES = 1024 * 1024
+
+# Command keys that facts.py looks up; the literal command line, so a capture reads plainly.
+NPU_SMI_INFO = "npu-smi info"
+NPU_SMI_LIST = "npu-smi info -l"
+NPU_SMI_BOARD = "npu-smi info -t board -i {npu}"
+NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
+NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
+LSPCI = "lspci -D -n -d 19e5:"
+LSMOD = "lsmod"
+LDCONFIG = "ldconfig -p"
+UNAME_R = "uname -r"
+UNAME_M = "uname -m"
+LSCPU = "lscpu -p=CPU,CORE,SOCKET,NODE"
+GETENFORCE = "getenforce"
+SESTATUS = "sestatus"
+ID = "id"
+ID_USER = "id {user}"
+GETENT_PASSWD = "getent passwd {user}"
+GETENT_GROUP = "getent group {group}"
+LS_LABELS = "ls -Zd"  # followed by the Ascend paths that exist
+# The framework interpreter's command line holds a long snippet; the key names it instead and
+# the record's argv keeps the real command.
+FRAMEWORK_PYTHON = "framework-python -c distributions"
+
+DRIVER_USER = "HwHiAiUser"
+HUAWEI_PCI_VENDOR = "0x19e5"
+PCI_ATTRS = ("vendor", "device", "subsystem_vendor", "subsystem_device", "class", "revision",
+             "numa_node", "local_cpulist", "current_link_speed", "current_link_width")
+DEVICE_NODES = ("davinci_manager", "davinci_manager_docker", "devmm_svm", "hisi_hdc")
+
+# Sonames torch_npu links (ascend-facts §9) plus what it and npu-smi load at run time.
+# `ldconfig -p` lists every library on the host; only these lines are kept.
+ASCEND_SONAMES = (
+    "libascendcl.so", "libhccl.so", "libacl_op_compiler.so", "libge_runner.so", "libgraph.so",
+    "libacl_tdt_channel.so", "libfmk_parser.so", "libascend_protobuf.so", "libatb.so",
+    "libascend_hal.so", "libdcmi.so", "libc_sec.so", "libmmpa.so", "libruntime.so",
+    "libopapi.so", "libtorch_npu.so",
+)
+
+# Environment that matters to an Ascend job; everything else (tokens, keys, proxies) stays out.
+ENV_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME", "PATH", "VIRTUAL_ENV",
+             "CONDA_PREFIX", "TOOLCHAIN_HOME", "CMAKE_PREFIX_PATH", "TASK_QUEUE_ENABLE",
+             "CPU_AFFINITY_CONF", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "container",
+             "BISHENG_INSTALL_PATH")
+ENV_PREFIXES = ("ASCEND_", "ATB_", "HCCL_", "LCCL_", "OMP_", "KMP_", "GOMP_", "MKL_",
+                "OPENBLAS_", "TORCH_", "PYTORCH_", "NPU_", "MS_")
+
+# Lines of /proc/self/mountinfo worth keeping: what a container got from the host.
+MOUNT_WORDS = ("Ascend", "davinci", "dcmi", "npu-smi", "hccn", "devmm", "hisi_hdc")
+
+# Run by the framework interpreter: installed distributions from metadata, nothing imported
+# from them (importing torch would autoload torch_npu and fail without CANN, ascend-facts §9).
+# Written for Python 3.6+ because a framework environment may be older than the probe's.
+DISTRIBUTIONS_SNIPPET = r"""
+import json, os, sys
+out = {"executable": sys.executable, "version": sys.version.split()[0],
+       "prefix": sys.prefix, "path": sys.path, "distributions": []}
+try:
+    from importlib import metadata
+    for d in metadata.distributions():
+        try:
+            out["distributions"].append([d.metadata["Name"], d.version,
+                                         str(getattr(d, "_path", ""))])
+        except Exception:
+            pass
+except ImportError:
+    for entry in sys.path:
+        if not os.path.isdir(entry):
+            continue
+        for name in os.listdir(entry):
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            meta = os.path.join(entry, name, "METADATA")
+            if not os.path.isfile(meta):
+                meta = os.path.join(entry, name, "PKG-INFO")
+            fields = {}
+            try:
+                with open(meta, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        if not line.strip():
+                            break
+                        key, _, value = line.partition(":")
+                        fields.setdefault(key.strip(), value.strip())
+            except OSError:
+                continue
+            out["distributions"].append([fields.get("Name", ""), fields.get("Version", ""),
+                                         os.path.join(entry, name)])
+print(json.dumps(out))
+"""
+
+Json = Dict[str, Any]
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _decode(data: Optional[bytes], limit: int = MAX_OUTPUT_BYTES) -> str:
+    if not data:
+        return ""
+    return data[:limit].decode("utf-8", errors="replace")
+
+
+class Probe:
+    """One capture: reads files under `root`, runs commands, fills the document."""
+
+    def __init__(self, *, root: str, install_path: str, python: str, timeout: float,
+                 commands: bool, jobs: int, users: Sequence[str]) -> None:
+        self.root = root.rstrip("/") if root not in ("", "/") else ""
+        self.install_path = install_path
+        self.python = python
+        self.timeout = timeout
+        self.commands_enabled = commands
+        self.jobs = max(1, jobs)
+        self.users = list(users)
+        self.files: Dict[str, str] = {}
+        self.commands: Dict[str, Json] = {}
+        self.paths: Dict[str, Json] = {}
+        self.listings: Dict[str, List[str]] = {}
+        self.filters: Dict[str, str] = {}
+        self.errors: List[Json] = []
+        path_dirs = os.environ.get("PATH", "").split(os.pathsep)
+        # Non-root PATHs lack the sbin folders where ldconfig, lspci and getenforce live.
+        extra = ["/usr/local/bin", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        self.search_path = os.pathsep.join([d for d in path_dirs if d]
+                                           + [d for d in extra if d not in path_dirs])
+        self.command_env = dict(os.environ)
+        self.command_env["LC_ALL"] = "C"  # outputs in the layouts the parsers know
+
+    # -- filesystem ---------------------------------------------------------------------------
+
+    def real(self, path: str) -> str:
+        return self.root + path
+
+    def glob(self, pattern: str) -> List[str]:
+        """Logical paths (without the root prefix) matching `pattern`, sorted."""
+        found = glob.glob(glob.escape(self.root) + pattern) if self.root else glob.glob(pattern)
+        return sorted(p[len(self.root):] for p in found)
+
+    def read(self, path: str, limit: int = MAX_FILE_BYTES,
+             keep: Optional[Callable[[str], bool]] = None, why: str = "") -> Optional[str]:
+        """Record the text of `path` (absent files are simply not recorded)."""
+        real = self.real(path)
+        try:
+            with open(real, "rb") as fh:
+                data = fh.read(limit + 1)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            return None
+        except OSError as exc:
+            self.error(path, exc)
+            return None
+        if len(data) > limit:
+            self.filters[path] = "truncated to %d bytes" % limit
+        text = _decode(data, limit)
+        if keep is not None:
+            text = "".join(line for line in text.splitlines(True) if keep(line))
+            self.filters[path] = why
+        self.files[path] = text
+        return text
+
+    def read_all(self, patterns: Iterable[str], limit: int = MAX_FILE_BYTES) -> None:
+        for pattern in patterns:
+            paths = self.glob(pattern) if any(c in pattern for c in "*?[") else [pattern]
+            for path in paths:
+                if path not in self.files:
+                    self.read(path, limit)
+
+    def stat(self, path: str) -> Json:
+        """Record what `path` is: type, mode, owner, link target, SELinux label."""
+        real = self.real(path)
+        info: Json = {"type": "missing"}
+        try:
+            st = os.lstat(real)
+        except FileNotFoundError:
+            self.paths[path] = info
+            return info
+        except OSError as exc:
+            self.error(path, exc)
+            info = {"type": "unknown"}
+            self.paths[path] = info
+            return info
+        mode = st.st_mode
+        kind = ("link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode)
+                else "file" if stat.S_ISREG(mode) else "char" if stat.S_ISCHR(mode)
+                else "block" if stat.S_ISBLK(mode) else "fifo" if stat.S_ISFIFO(mode)
+                else "socket" if stat.S_ISSOCK(mode) else "unknown")
+        info = {"type": kind, "mode": "%04o" % stat.S_IMODE(mode), "uid": st.st_uid,
+                "gid": st.st_gid, "owner": _user_name(st.st_uid), "group": _group_name(st.st_gid),
+                "size": st.st_size}
+        if kind in ("char", "block"):
+            info["rdev"] = "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+        if kind == "link":
+            try:
+                target = os.readlink(real)
+            except OSError as exc:
+                self.error(path, exc)
+                target = ""
+            info["target"] = target
+            resolved = self.resolve(path)
+            info["resolved"] = resolved
+            info["broken"] = resolved is None or not os.path.exists(self.real(resolved))
+        label = self.label(real)
+        if label is not None:
+            info["label"] = label
+        self.paths[path] = info
+        return info
+
+    def resolve(self, path: str, depth: int = 0) -> Optional[str]:
+        """Follow links inside the root (an absolute target is read relative to it)."""
+        if depth > 16:
+            return None
+        real = self.real(path)
+        if not os.path.islink(real):
+            return os.path.normpath(path)
+        target = os.readlink(real)
+        joined = target if target.startswith("/") else os.path.join(os.path.dirname(path), target)
+        return self.resolve(os.path.normpath(joined), depth + 1)
+
+    @staticmethod
+    def label(real: str) -> Optional[str]:
+        getxattr = getattr(os, "getxattr", None)
+        if getxattr is None:
+            return None
+        try:
+            raw = getxattr(real, "security.selinux", follow_symlinks=False)
+        except OSError:
+            return None
+        return _decode(raw).rstrip("\x00")
+
+    def listdir(self, path: str, keep: Optional[Callable[[str], bool]] = None,
+                why: str = "") -> List[str]:
+        try:
+            names = sorted(os.listdir(self.real(path)))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self.error(path, exc)
+            return []
+        if keep is not None:
+            names = [n for n in names if keep(n)]
+            self.filters["listing:" + path] = why
+        self.listings[path] = names
+        return names
+
+    def error(self, where: str, exc: BaseException) -> None:
+        self.errors.append({"where": where, "error": "%s: %s" % (type(exc).__name__, exc)})
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def which(self, name: str) -> Optional[str]:
+        if "/" in name:
+            return name if os.access(name, os.X_OK) else None
+        return shutil.which(name, path=self.search_path)
+
+    def run(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None,
+            timeout: Optional[float] = None) -> Json:
+        """Run one command with a timeout; a missing tool is rc 127, never an exception."""
+        record: Json = {"argv": list(argv), "rc": 127, "stdout": "", "stderr": "",
+                        "duration_s": 0.0}
+        exe = self.which(argv[0])
+        if exe is None:
+            record["stderr"] = "%s: command not found" % argv[0]
+            return record
+        limit = self.timeout if timeout is None else timeout
+        start = time.monotonic()
+        try:
+            # A session of its own lets a timeout kill the whole tree (npu-smi can hang
+            # inside the driver, and a child holding the pipes would block communicate).
+            proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=env or self.command_env, start_new_session=True)
+        except OSError as exc:
+            record.update(rc=126, stderr="%s: %s" % (type(exc).__name__, exc))
+            return record
+        try:
+            out, err = proc.communicate(timeout=limit)
+            record.update(rc=proc.returncode, stdout=_decode(out), stderr=_decode(err))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                out, err = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:  # a grandchild outside the group keeps the pipes
+                out, err = b"", b""
+            record.update(rc=124, stdout=_decode(out),
+                          stderr=_decode(err) + "\ntimed out after %gs" % limit)
+        record["duration_s"] = round(time.monotonic() - start, 3)
+        return record
+
+    def run_many(self, jobs: Sequence[Tuple[str, Sequence[str], Optional[Dict[str, str]]]]
+                 ) -> None:
+        """Run independent commands in parallel: a fleet check waits for the slowest only."""
+        if not self.commands_enabled or not jobs:
+            return
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(jobs))) as pool:
+            futures = [(key, pool.submit(self.run, argv, env)) for key, argv, env in jobs]
+            for key, future in futures:
+                record = future.result()
+                if key == LDCONFIG:
+                    # The cache lists every library on the host; keep the header and ours.
+                    lines = record["stdout"].splitlines(True)
+                    record["stdout"] = "".join(
+                        line for i, line in enumerate(lines)
+                        if i == 0 or line.strip().split(" ", 1)[0].split(".so")[0] + ".so"
+                        in ASCEND_SONAMES)
+                    self.filters["command:" + key] = "only the Ascend sonames (ascend-facts §9)"
+                self.commands[key] = record
+
+    # -- what to capture ----------------------------------------------------------------------
+
+    def install_paths(self) -> List[str]:
+        """--install-path, plus any other path the install records or environment name."""
+        found = [self.install_path]
+        for path, keys in (("/etc/ascend_install.info",
+                            ("Driver_Install_Path_Param", "Firmware_Install_Path_Param")),
+                           ("/etc/Ascend/ascend_cann_install.info", ("Install_Path",))):
+            text = self.read(path)
+            for key, value in _kv(text or "").items():
+                if key in keys and value.startswith("/"):
+                    found.append(value.rstrip("/") or "/")
+        home = os.path.expanduser("~")
+        if home.startswith("/") and os.path.isdir(self.real(home + "/Ascend")):
+            found.append(home + "/Ascend")  # non-root CANN installs (ascend-facts §1.1)
+        unique: List[str] = []
+        for path in found:
+            if path not in unique:
+                unique.append(path)
+        return unique
+
+    def cann_homes(self, base: str) -> List[str]:
+        homes = self.glob(base + "/ascend-toolkit/*") + self.glob(base + "/cann-*")
+        homes += [base + "/cann"]
+        for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_TOOLKIT_LATEST_HOME"):
+            value = os.environ.get(name, "")
+            if value.startswith("/"):
+                homes.append(value.rstrip("/"))
+        return [h for h in dict.fromkeys(homes) if os.path.isdir(self.real(h))]
+
+    def capture_install(self, base: str) -> None:
+        for path in (base, base + "/driver", base + "/driver/tools/upgrade-tool",
+                     base + "/driver/lib64", base + "/driver/lib64/common",
+                     base + "/driver/lib64/driver", base + "/firmware", base + "/ascend-toolkit",
+                     base + "/ascend-toolkit/latest", base + "/ascend-toolkit/set_env.sh",
+                     base + "/cann", base + "/cann/set_env.sh", base + "/nnal",
+                     base + "/nnal/atb/latest", base + "/nnal/atb/set_env.sh",
+                     base + "/nnae/latest", base + "/nnrt/latest", base + "/toolbox/latest"):
+            self.stat(path)
+        self.listdir(base)
+        self.listdir(base + "/ascend-toolkit")
+        self.listdir(base + "/nnal/atb")
+        for path in self.glob(base + "/cann-*") + self.glob(base + "/ascend-toolkit/*"):
+            self.stat(path)
+        self.read_all([base + "/driver/version.info", base + "/firmware/version.info"])
+        for home in self.cann_homes(base):
+            self.stat(home)
+            self.read_all([home + "/version.cfg", home + "/ascend_*_install.info",
+                           home + "/*/ascend_*_install.info", home + "/compiler/version.info",
+                           home + "/runtime/version.info", home + "/opp/version.info",
+                           home + "/set_env.sh"])
+            kernels = home + "/opp/built-in/op_impl/ai_core/tbe/kernel"
+            self.listdir(kernels)
+        self.read_all([base + "/ascend-toolkit/set_env.sh", base + "/cann/set_env.sh",
+                       base + "/nnae/*/ascend_nnae_install.info", base + "/nnae/*/version.cfg",
+                       base + "/nnae/set_env.sh", base + "/nnrt/*/*/ascend_nnrt_install.info",
+                       base + "/tfplugin/*/ascend_tfplugin_install.info",
+                       base + "/nnal/atb/set_env.sh", base + "/nnal/atb/*/atb/version.info",
+                       base + "/toolbox/*/ascend_tool_box_install.info",
+                       base + "/toolbox/*/*/ascend_tool_box_install.info",
+                       base + "/toolbox/set_env.sh"])
+
+    def capture_libraries(self, bases: Sequence[str]) -> None:
+        """Where the Ascend sonames are on disk: the library search path and known folders."""
+        dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d.startswith("/")]
+        for base in bases:
+            dirs += [base + "/driver/lib64", base + "/driver/lib64/common",
+                     base + "/driver/lib64/driver", base + "/ascend-toolkit/latest/lib64",
+                     base + "/cann/lib64", base + "/nnal/atb/latest/atb/cxx_abi_0/lib",
+                     base + "/nnal/atb/latest/atb/cxx_abi_1/lib"]
+        dirs.append("/usr/local/dcmi")
+        why = "only the Ascend sonames (ascend-facts §9)"
+        for d in dict.fromkeys(os.path.normpath(d) for d in dirs):
+            self.listdir(d, keep=lambda n: n.split(".so")[0] + ".so" in ASCEND_SONAMES, why=why)
+        self.read_all(["/etc/ld.so.conf", "/etc/ld.so.conf.d/*.conf"])
+
+    def capture_pci(self) -> None:
+        # Only Huawei functions are recorded; a server has a hundred other PCI functions.
+        for vendor_file in self.glob("/sys/bus/pci/devices/*/vendor"):
+            try:
+                with open(self.real(vendor_file)) as fh:
+                    vendor = fh.read().strip().lower()
+            except OSError:
+                continue
+            if vendor != HUAWEI_PCI_VENDOR:
+                continue
+            device = os.path.dirname(vendor_file)
+            for attr in PCI_ATTRS:
+                self.read(device + "/" + attr)
+            self.stat(device + "/driver")
+
+    def capture_cpu(self) -> None:
+        self.read_all(["/sys/devices/system/cpu/online", "/sys/devices/system/cpu/present",
+                       "/sys/devices/system/cpu/possible",
+                       "/sys/devices/system/cpu/cpu*/topology/core_id",
+                       "/sys/devices/system/cpu/cpu*/topology/physical_package_id",
+                       "/sys/devices/system/node/online",
+                       "/sys/devices/system/node/node*/cpulist",
+                       "/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpuset.cpus.effective"])
+
+    def capture_devices(self) -> None:
+        for node in self.glob("/dev/davinci[0-9]*") + self.glob("/dev/vdavinci[0-9]*"):
+            self.stat(node)
+        for name in DEVICE_NODES:
+            self.stat("/dev/" + name)
+        for path in ("/usr/local/dcmi", "/usr/local/dcmi/libdcmi.so", "/usr/local/bin/npu-smi",
+                     "/usr/local/sbin/npu-smi", "/etc/ascend_install.info", "/etc/Ascend",
+                     "/.dockerenv", "/run/.containerenv", "/var/log/npu/slog"):
+            self.stat(path)
+
+    def capture_files(self) -> None:
+        self.read_all(["/etc/os-release", "/proc/modules", "/proc/sys/kernel/osrelease",
+                       "/proc/1/cgroup", "/proc/self/cgroup", "/etc/selinux/config",
+                       "/sys/fs/selinux/enforce", "/etc/hccn.conf", "/etc/profile.d/*scend*"])
+        if "/etc/os-release" not in self.files:
+            self.read("/usr/lib/os-release")
+        self.read("/proc/self/mountinfo", keep=lambda line: any(w in line for w in MOUNT_WORDS),
+                  why="lines mentioning " + ", ".join(MOUNT_WORDS))
+        self.listdir("/sys/module")
+        self.listdir("/etc/profile.d")
+
+    def first_jobs(self, bases: Sequence[str]) -> List[Tuple[str, List[str],
+                                                             Optional[Dict[str, str]]]]:
+        jobs: List[Tuple[str, List[str], Optional[Dict[str, str]]]] = [
+            (key, shlex.split(key), None)
+            for key in (NPU_SMI_INFO, NPU_SMI_LIST, LSPCI, LSMOD, LDCONFIG, UNAME_R, UNAME_M,
+                        LSCPU, GETENFORCE, SESTATUS, ID)]
+        users = [DRIVER_USER]
+        groups = [DRIVER_USER]
+        record = _kv(self.files.get("/etc/ascend_install.info", ""))
+        users.append(record.get("UserName", DRIVER_USER))
+        groups.append(record.get("UserGroup", DRIVER_USER))
+        for user in dict.fromkeys(users):
+            key = GETENT_PASSWD.format(user=user)
+            jobs.append((key, shlex.split(key), None))
+        for group in dict.fromkeys(groups):
+            key = GETENT_GROUP.format(group=group)
+            jobs.append((key, shlex.split(key), None))
+        for user in self.users:
+            key = ID_USER.format(user=user)
+            jobs.append((key, shlex.split(key), None))
+        wanted = [*bases, "/dev/davinci_manager", "/usr/local/dcmi", "/usr/local/bin/npu-smi",
+                  *self.glob("/dev/davinci[0-9]*")]
+        labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
+        if labelled:
+            jobs.append((LS_LABELS, ["ls", "-Zd", *labelled], None))
+        env = dict(self.command_env)
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+        jobs.append((FRAMEWORK_PYTHON, [self.python, "-c", DISTRIBUTIONS_SNIPPET], env))
+        return jobs
+
+    def npu_jobs(self) -> List[Tuple[str, List[str], Optional[Dict[str, str]]]]:
+        """Per-device queries, for the IDs `npu-smi info -l` lists (they need not be 0..N-1)."""
+        listing = self.commands.get(NPU_SMI_LIST)
+        if not listing or listing["rc"] != 0:
+            return []
+        jobs: List[Tuple[str, List[str], Optional[Dict[str, str]]]] = []
+        for npu, chips in _npu_ids(listing["stdout"]):
+            keys = [NPU_SMI_BOARD.format(npu=npu), NPU_SMI_HEALTH.format(npu=npu)]
+            keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
+            jobs += [(key, shlex.split(key), None) for key in keys]
+        return jobs
+
+    def capture(self) -> Json:
+        started = time.monotonic()
+        bases = self.install_paths()
+        for base in bases:
+            self.capture_install(base)
+        self.capture_libraries(bases)
+        self.capture_pci()
+        self.capture_cpu()
+        self.capture_devices()
+        self.capture_files()
+        self.run_many(self.first_jobs(bases))
+        self.run_many(self.npu_jobs())
+        uname = os.uname()
+        doc: Json = {
+            "schema": SCHEMA,
+            "host": socket.gethostname(),
+            "captured_at": _now(),
+            "probe_version": PROBE_VERSION,
+            "root": self.root or "/",
+            "options": {"install_path": self.install_path, "install_paths": bases,
+                        "python": self.python, "commands": self.commands_enabled,
+                        "timeout_s": self.timeout},
+            "process": _process_info(),
+            "uname": {"sysname": uname.sysname, "release": uname.release,
+                      "version": uname.version, "machine": uname.machine},
+            "files": self.files,
+            "commands": self.commands,
+            "env": _environment(),
+            "paths": self.paths,
+            "listings": self.listings,
+            "filters": self.filters,
+            "errors": self.errors,
+        }
+        doc["duration_s"] = round(time.monotonic() - started, 3)
+        return doc
+
+
+def _kv(text: str) -> Dict[str, str]:
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def _npu_ids(text: str) -> List[Tuple[str, int]]:
+    """(NPU ID, chip count) pairs of `npu-smi info -l`; the probe needs them for its next step."""
+    found: List[Tuple[str, int]] = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key == "NPU ID" and value.isdigit():
+            found.append((value, 1))
+        elif key == "Chip Count" and value.isdigit() and found:
+            found[-1] = (found[-1][0], min(int(value), 8))
+    return found
+
+
+def _user_name(uid: int) -> Optional[str]:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+def _group_name(gid: int) -> Optional[str]:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return None
+
+
+def _environment() -> Dict[str, str]:
+    return {name: value for name, value in sorted(os.environ.items())
+            if name in ENV_NAMES or name.startswith(ENV_PREFIXES)}
+
+
+def _process_info() -> Json:
+    info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
+                  "groups": sorted(os.getgroups()), "user": _user_name(os.geteuid()),
+                  "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
+                  "executable": sys.executable}
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        info["affinity"] = sorted(affinity(0))
+    return info
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--install-path", default=DEFAULT_INSTALL_PATH)
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter whose installed frameworks are reported")
+    parser.add_argument("--root", default="/",
+                        help="read files, sysfs and /dev under DIR (tests on a fake tree)")
+    parser.add_argument("--no-commands", action="store_true", help="run no command at all")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds each command may take")
+    parser.add_argument("--jobs", type=int, default=8, help="commands run in parallel")
+    parser.add_argument("--user", action="append", default=[],
+                        help="also record `id USER` (the account that runs jobs)")
+    parser.add_argument("-o", "--output", help="write the JSON here instead of stdout")
+    args = parser.parse_args(argv)
+    probe = Probe(root=args.root, install_path=args.install_path.rstrip("/") or "/",
+                  python=args.python, timeout=args.timeout, commands=not args.no_commands,
+                  jobs=args.jobs, users=args.user)
+    text = json.dumps(probe.capture(), indent=1, sort_keys=True)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
