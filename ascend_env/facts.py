@@ -1629,9 +1629,10 @@ class _Builder:
         lscpu = self.output(probe.LSCPU)
         if not entries and lscpu:
             entries, facts.source = parse_lscpu(lscpu), "lscpu"
-            for e in entries:
-                if e.node is not None:
-                    nodes.setdefault(e.node, []).append(e.cpu)
+            if not nodes:  # sysfs node lists, where captured, are the better source
+                for e in entries:
+                    if e.node is not None:
+                        nodes.setdefault(e.node, []).append(e.cpu)
         online = self.file("/sys/devices/system/cpu/online")
         facts.online = parse_cpu_list(online) if online else sorted(e.cpu for e in entries)
         if entries:
@@ -1642,7 +1643,7 @@ class _Builder:
             facts.threads_per_core = max(1, round(len(entries) / max(1, len(physical))))
         elif self.c.process.cpu_count:
             facts.logical_cpus = self.c.process.cpu_count
-        facts.numa_nodes = {n: sorted(c) for n, c in sorted(nodes.items())}
+        facts.numa_nodes = {n: sorted(set(c)) for n, c in sorted(nodes.items())}
         quota = (self.file("/sys/fs/cgroup/cpu.max") or "").split()
         if len(quota) == 2 and quota[0] != "max" and _float(quota[1]):
             facts.cgroup_cpus = round((_float(quota[0]) or 0) / (_float(quota[1]) or 1), 2)
