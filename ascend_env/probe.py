@@ -179,11 +179,11 @@ class Probe:
         """Record the text of `path` (absent files are simply not recorded)."""
         real = self.real(path)
         try:
+            if not stat.S_ISREG(os.stat(real).st_mode):
+                return None  # a FIFO or device would block or stream forever
             with open(real, "rb") as fh:
                 data = fh.read(limit + 1)
         except FileNotFoundError:
-            return None
-        except IsADirectoryError:
             return None
         except OSError as exc:
             self.error(path, exc)
