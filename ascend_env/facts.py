@@ -1364,11 +1364,18 @@ class _Builder:
         # New layout (8.5+): <base>/cann -> cann-<ver>; old: ascend-toolkit/latest -> <ver>.
         candidates: list[tuple[str, Literal["old", "new"]]] = [
             (f"{base}/cann", "new"), (f"{base}/ascend-toolkit/latest", "old")]
+        # Without a `latest`/`cann` link (an interrupted install), the newest version folder.
+        for version in reversed(self.installed_versions(base)):
+            candidates += [(f"{base}/cann-{version}", "new"),
+                           (f"{base}/ascend-toolkit/{version}", "old")]
         for logical, named_layout in candidates:
             info_path, info = self.toolkit_info(logical, arch)
             cfg_text = self.file(f"{logical}/version.cfg")
             if info is None and cfg_text is None:
                 continue
+            if not logical.endswith(("/cann", "/latest")):
+                self.notes.append(f"no ascend-toolkit/latest or cann link under {base}; "
+                                  f"reading {logical}")
             cfg = parse_version_cfg(cfg_text or "")
             home = self.resolved(logical)
             # ascend-toolkit/latest is kept on 8.5+ as a link into cann-<ver>.

@@ -386,6 +386,18 @@ def test_new_layout_cann() -> None:
     assert cann.set_env == f"{BASE}/cann/set_env.sh"
 
 
+def test_cann_without_latest_link_reads_the_newest_folder() -> None:
+    info = _sample("install_info", "toolkit-8.1.RC1-aarch64")
+    capture = Capture(
+        options={"install_paths": [BASE]},
+        files={f"{BASE}/ascend-toolkit/8.1.RC1/aarch64-linux/ascend_toolkit_install.info": info},
+        listings={f"{BASE}/ascend-toolkit": ["8.0.0", "8.1.RC1", "set_env.sh"]})
+    facts = facts_from_capture(capture)
+    assert facts.cann is not None and str(facts.cann.version) == "8.1.RC1"
+    assert facts.cann.installed_versions == ["8.0.0", "8.1.RC1"]
+    assert any("no ascend-toolkit/latest" in n for n in facts.notes)
+
+
 def test_pci_card_from_lspci_only_and_chip_family() -> None:
     capture = Capture(commands={probe.LSPCI: _ok(_sample("lspci", "910b-domain-numeric"))})
     facts = facts_from_capture(capture)

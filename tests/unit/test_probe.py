@@ -318,7 +318,7 @@ def test_probe_loads_nothing_outside_the_standard_library(tmp_path: Path) -> Non
 
 
 def _old_pythons() -> list[str]:
-    """Interpreters 3.8-3.12 other than this one: pyenv builds and python3.X on PATH."""
+    """One interpreter per version 3.8-3.12: pyenv builds and python3.X on PATH."""
     found: dict[str, str] = {}
     candidates = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.*/bin/python3"))]
     candidates += [w for v in range(8, 13) if (w := shutil.which(f"python3.{v}"))]
@@ -330,11 +330,16 @@ def _old_pythons() -> list[str]:
     return [found[v] for v in sorted(found, key=lambda v: int(v.split(".")[1]))]
 
 
+def python_version(exe: str) -> str:
+    return subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 OLD_PYTHONS = _old_pythons()
 
 
 @pytest.mark.skipif(not OLD_PYTHONS, reason="no other Python 3.8-3.12 interpreter here")
-@pytest.mark.parametrize("python", OLD_PYTHONS, ids=[Path(p).parts[-3] for p in OLD_PYTHONS])
+@pytest.mark.parametrize("python", OLD_PYTHONS, ids=[python_version(p) for p in OLD_PYTHONS])
 def test_probe_under_older_pythons(tmp_path: Path, python: str) -> None:
     root = make_tree(tmp_path / "root")
     facts = facts_from_capture(run_probe("--root", str(root), "--no-commands", python=python))
@@ -345,8 +350,4 @@ def test_probe_under_older_pythons(tmp_path: Path, python: str) -> None:
     assert ".".join(full.process.python.split(".")[:2]) == python_version(python)
     assert facts_from_capture(full).frameworks.python is not None
 
-
-def python_version(exe: str) -> str:
-    return subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
