@@ -918,6 +918,17 @@ def parse_ls_labels(text: str) -> dict[str, str]:
     return out
 
 
+def parse_env0(text: str) -> dict[str, str]:
+    """`env -0` output: NAME=value items separated by NUL bytes (values may span lines)."""
+    out: dict[str, str] = {}
+    for item in text.split("\0"):
+        name, sep, value = item.partition("=")
+        name = name.strip("\n")
+        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            out[name] = value
+    return out
+
+
 class PythonEnv(_Model):
     """The framework interpreter and its installed distributions (names PEP 503-normalised)."""
 
@@ -964,6 +975,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "cann_install_record": parse_cann_install_record,
     "atb_version_info": parse_atb_version_info,
     "set_env": parse_set_env,
+    "env0": parse_env0,
     "npu_smi_info": parse_npu_smi_info,
     "npu_smi_list": parse_npu_smi_list,
     "npu_smi_board": parse_npu_smi_board,
@@ -1120,6 +1132,9 @@ class EnvFacts(_Model):
     toolkit_home: str | None = None
     opp_path: str | None = None
     sourced: bool = Field(False, description="a CANN set_env.sh was sourced (ASCEND_* set)")
+    login_vars: dict[str, str] | None = Field(
+        None, description="what `bash -l` gets (allow-listed); None = not captured")
+    login_sourced: bool | None = None
     threads: dict[str, str] = Field(default_factory=dict)
     profile_files: dict[str, dict[str, str]] = Field(default_factory=dict)
     set_env_scripts: dict[str, dict[str, str]] = Field(default_factory=dict)
@@ -1556,7 +1571,12 @@ class _Builder:
                    if p.endswith("/set_env.sh")}
         home = env.get("ASCEND_HOME_PATH") or None
         toolkit = env.get("ASCEND_TOOLKIT_HOME") or None
+        login_text = self.output(probe.LOGIN_ENV)
+        login = parse_env0(login_text) if login_text is not None else None
         return EnvFacts(vars=env, ld_library_path=split("LD_LIBRARY_PATH"),
+                        login_vars=login,
+                        login_sourced=None if login is None else bool(
+                            login.get("ASCEND_HOME_PATH") or login.get("ASCEND_TOOLKIT_HOME")),
                         pythonpath=split("PYTHONPATH"), path=split("PATH"),
                         ascend_home_path=home, toolkit_home=toolkit,
                         opp_path=env.get("ASCEND_OPP_PATH") or None,

@@ -55,6 +55,9 @@ ID_USER = "id {user}"
 GETENT_PASSWD = "getent passwd {user}"
 GETENT_GROUP = "getent group {group}"
 LS_LABELS = "ls -Zd"  # followed by the Ascend paths that exist
+# What a login shell gets (profile.d, set_env.sh sourced from profiles): jobs started over
+# ssh or by a scheduler often get that rather than the probe's own environment.
+LOGIN_ENV = "bash -lc 'env -0'"
 # The framework interpreter's command line holds a long snippet; the key names it instead and
 # the record's argv keeps the real command.
 FRAMEWORK_PYTHON = "framework-python -c distributions"
@@ -343,6 +346,12 @@ class Probe:
                         if i == 0 or line.strip().split(" ", 1)[0].split(".so")[0] + ".so"
                         in ASCEND_SONAMES)
                     self.filters["command:" + key] = "only the Ascend sonames (ascend-facts §9)"
+                elif key == LOGIN_ENV:
+                    # The same allow-list as `env`: a login environment holds tokens too.
+                    record["stdout"] = "".join(
+                        item + "\0" for item in record["stdout"].split("\0")
+                        if _env_wanted(item.partition("=")[0]))
+                    self.filters["command:" + key] = "only the variables `env` keeps"
                 self.commands[key] = record
 
     # -- what to capture ----------------------------------------------------------------------
@@ -471,7 +480,7 @@ class Probe:
         jobs: List[Tuple[str, List[str], Optional[Dict[str, str]]]] = [
             (key, shlex.split(key), None)
             for key in (NPU_SMI_INFO, NPU_SMI_LIST, LSPCI, LSMOD, LDCONFIG, UNAME_R, UNAME_M,
-                        LSCPU, GETENFORCE, SESTATUS, ID)]
+                        LSCPU, GETENFORCE, SESTATUS, ID, LOGIN_ENV)]
         users = [DRIVER_USER]
         groups = [DRIVER_USER]
         record = _kv(self.files.get("/etc/ascend_install.info", ""))
@@ -579,9 +588,12 @@ def _group_name(gid: int) -> Optional[str]:
         return None
 
 
+def _env_wanted(name: str) -> bool:
+    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
+
+
 def _environment() -> Dict[str, str]:
-    return {name: value for name, value in sorted(os.environ.items())
-            if name in ENV_NAMES or name.startswith(ENV_PREFIXES)}
+    return {name: value for name, value in sorted(os.environ.items()) if _env_wanted(name)}
 
 
 def _process_info() -> Json:

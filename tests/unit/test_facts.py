@@ -220,6 +220,7 @@ def _host_910b() -> Capture:
             "HwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n"),
         probe.GETENT_GROUP.format(group="HwHiAiUser"): _ok("HwHiAiUser:x:1000:alice\n"),
         probe.GETENFORCE: _ok("Permissive\n"),
+        probe.LOGIN_ENV: _ok("PATH=/usr/bin\0OMP_NUM_THREADS=8\0"),
         probe.LSCPU: _ok(_sample("lscpu", "debian-12-2cpu")),
         probe.FRAMEWORK_PYTHON: _ok(json.dumps({
             "executable": "/opt/venv/bin/python", "version": "3.10.14", "distributions": [
@@ -312,6 +313,8 @@ def test_facts_of_a_provisioned_host() -> None:
         "/dev/davinci0", "/dev/davinci1", "/dev/davinci_manager"]
     assert facts.modules.driver_loaded is True and facts.modules.source == "/proc/modules"
     assert facts.env.sourced and facts.env.threads == {"OMP_NUM_THREADS": "4"}
+    assert facts.env.login_sourced is False  # sourced in this shell, not in a login shell
+    assert facts.env.login_vars == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "8"}
     assert facts.libraries["libhccl.so"].resolvable
     assert facts.libraries["libascend_hal.so"].resolvable  # through the loader cache
     assert facts.libraries["libatb.so"].resolvable is False

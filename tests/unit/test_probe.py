@@ -131,6 +131,9 @@ def test_probe_on_this_machine() -> None:
     assert facts.frameworks.python is not None
     assert facts.frameworks.python.executable == sys.executable
     assert facts.cpu.logical_cpus and facts.cpu.logical_cpus >= 1
+    if shutil.which("bash"):
+        assert facts.env.login_vars is not None and "PATH" in facts.env.login_vars
+        assert all(probe._env_wanted(name) for name in facts.env.login_vars)
 
 
 def test_output_option(tmp_path: Path) -> None:
