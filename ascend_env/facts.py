@@ -1225,6 +1225,10 @@ class Facts(_Model):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True,
                               populate_by_name=True)
 
+    def to_json(self) -> dict[str, Any]:
+        """The facts as JSON data, with `schema` spelled as the other documents spell it."""
+        return self.model_dump(mode="json", by_alias=True)
+
 
 # -- assembling -------------------------------------------------------------------------------
 

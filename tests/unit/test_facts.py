@@ -331,6 +331,7 @@ def test_facts_json_round_trip() -> None:
     facts = facts_from_capture(_host_910b())
     again = type(facts).model_validate_json(facts.model_dump_json(by_alias=True))
     assert again == facts
+    assert facts.to_json()["schema"] == "ascend-env/facts/v1"
 
 
 def test_facts_of_an_empty_capture() -> None:
