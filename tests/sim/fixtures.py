@@ -170,6 +170,32 @@ def sim_provisioned(sim_fleet_factory: FleetFactory) -> SimFleet:
 
 
 @pytest.fixture
+def sim_private_fleet(sim_fleet_factory: FleetFactory) -> Iterator[FleetFactory]:
+    """Factory of fleets that belong to one test and are torn down after it.
+
+    For tests that change their hosts (installs, fixes): shared session fleets would carry
+    one test's changes into the next.
+    """
+    made: list[str] = []
+    counter = iter(range(1, 1000))
+
+    def make(*, hosts: int = 1, state: str = "bare", chip: str = "910b", devices: int = 8,
+             cann: str = "8.5.0", hdk: str = "25.5.0") -> SimFleet:
+        name = f"{PREFIX}{os.getpid()}-private-{next(counter)}"
+        try:
+            f = fleet.up(name=name, hosts=hosts, state=state, chip=chip, devices=devices,
+                         versions=fleet.Versions(cann=cann, hdk=hdk))
+        except SimError as exc:
+            pytest.fail(f"simulated hosts did not come up: {exc}")
+        made.append(name)
+        return SimFleet(f)
+
+    yield make
+    for name in made:
+        fleet.down(name)
+
+
+@pytest.fixture
 def sim_scratch() -> Iterator[ScratchRoots]:
     """Fresh host roots (no sshd) for one test; run installers with `provision.in_root`."""
     require_sim()
@@ -179,4 +205,4 @@ def sim_scratch() -> Iterator[ScratchRoots]:
 
 
 __all__ = ["ScratchRoots", "SimFleet", "provision", "require_sim", "sim_bare",
-           "sim_fleet_factory", "sim_provisioned", "sim_scratch"]
+           "sim_fleet_factory", "sim_private_fleet", "sim_provisioned", "sim_scratch"]
