@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import signal
 import subprocess
@@ -141,7 +142,8 @@ def test_fresh_install_stops_for_reboot_then_converges_and_is_idempotent(
     again = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)
     assert statuses(again) == {host: "ok"}
     assert again.hosts[0].changed == 0
-    done = one_host.ssh(host, "bash -lc 'echo $ASCEND_HOME_PATH; ldconfig -p | grep -c libascend_hal'")
+    done = one_host.ssh(
+        host, "bash -lc 'echo $ASCEND_HOME_PATH; ldconfig -p | grep -c libascend_hal'")
     assert done.stdout.split() == ["/usr/local/Ascend/cann-8.5.0", "1"]
 
 
@@ -273,8 +275,6 @@ def test_install_killed_half_way_converges_on_the_next_run(
             break
         time.sleep(0.05)
     # Kill the whole run (CLI, ansible-playbook and its workers) in the middle of CANN.
-    import os
-
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     summary = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
