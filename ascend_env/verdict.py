@@ -1,0 +1,87 @@
+"""What a check says when it does not pass: observed, expected, why it matters, the fix.
+
+Checks in checks/ use these helpers; the doctor's pytest plugin turns them into report rows.
+Two spellings, same result:
+
+    assert ok, failure(message=..., observed=..., expected=..., why=..., fix=..., manual=...)
+    fail(message=..., ...)            # or warn(...) for something that works but is doubtful
+
+The doctor runs pytest with plain asserts (no rewriting), so `assert x, failure(...)` raises
+an AssertionError whose argument is the Finding itself.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import NoReturn
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's verdict details; `fix` is a fix id of playbooks/fix.yml, or None."""
+
+    message: str
+    observed: str | None = None
+    expected: str | None = None
+    why: str | None = None
+    fix: str | None = None
+    manual: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CheckFailure(AssertionError):
+    """A check found the host not right."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding)
+        self.finding = finding
+
+
+class CheckWarning(Exception):
+    """A check found something that works but deserves attention."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding)
+        self.finding = finding
+
+
+def failure(*, message: str, observed: str | None = None, expected: str | None = None,
+            why: str | None = None, fix: str | None = None,
+            manual: str | None = None) -> Finding:
+    """The details of a failed `assert` (see the module docstring)."""
+    return Finding(message=message, observed=observed, expected=expected, why=why, fix=fix,
+                   manual=manual)
+
+
+def fail(*, message: str, observed: str | None = None, expected: str | None = None,
+         why: str | None = None, fix: str | None = None, manual: str | None = None) -> NoReturn:
+    """End the check as failed."""
+    raise CheckFailure(failure(message=message, observed=observed, expected=expected, why=why,
+                               fix=fix, manual=manual))
+
+
+def warn(*, message: str, observed: str | None = None, expected: str | None = None,
+         why: str | None = None, fix: str | None = None, manual: str | None = None) -> NoReturn:
+    """End the check with a warning (exit code stays 0)."""
+    raise CheckWarning(failure(message=message, observed=observed, expected=expected, why=why,
+                               fix=fix, manual=manual))
+
+
+# What a passing check saw, for the JSON report; reset by the doctor's plugin per check.
+_observed: ContextVar[tuple[str | None, str | None] | None] = ContextVar("observed",
+                                                                          default=None)
+
+
+def observe(observed: str | None, expected: str | None = None) -> None:
+    """Record what a check saw (and wanted) so that a pass carries evidence too."""
+    _observed.set((observed, expected))
+
+
+def take_observed() -> tuple[str | None, str | None]:
+    """The last `observe` call's values, cleared."""
+    value = _observed.get()
+    _observed.set(None)
+    return value or (None, None)
