@@ -246,6 +246,22 @@ class ChipDevices(_Strict):
     allowed: list[int]
 
 
+class ChipSmoke(_Strict):
+    """What the smoke workloads compare against on this chip (figures per device)."""
+
+    peak_tflops: dict[Literal["fp16", "bf16"], float] = Field(
+        default_factory=dict,
+        description="published dense peak per device by dtype; absent = no public figure")
+    tflops_fraction: float = Field(
+        0.5, gt=0, le=1, description="ascend-env policy: achieved/peak below this fails "
+        "(spec smoke.min_tflops_fraction overrides)")
+    hccl_busbw_floor_gbps: float | None = Field(
+        None, gt=0, description="all-reduce bus bandwidth floor at the largest size, GB/s; "
+        "None = no public figure (spec smoke.min_busbw_gbps overrides)")
+    sources: list[str] = Field(default_factory=list, description="labels for the figures")
+    note: str = ""
+
+
 class Chip(_Strict):
     """A chip family: how to recognise it and how the vendor names its packages."""
 
@@ -262,6 +278,7 @@ class Chip(_Strict):
     kernels_token: str
     ops_token: str
     hbm_mb: list[int] = Field(default_factory=list)
+    smoke: ChipSmoke = Field(default_factory=ChipSmoke)
     sources: list[str]
     note: str = ""
 
