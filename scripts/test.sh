@@ -26,6 +26,7 @@ fi
 venv=${ASCEND_ENV_VENV:-.venv}
 echo "== virtual environment $venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+venv=$(cd "$venv" && pwd)
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q ".[dev]"
 # Non-editable on purpose, and rebuilt every run so the tools see this tree's code.
@@ -35,5 +36,7 @@ echo "== ruff"
 "$venv/bin/ruff" check ascend_env tests benchmarks playbooks
 echo "== mypy"
 "$venv/bin/mypy"
+echo "== ansible-lint (production profile)"
+(cd playbooks && "$venv/bin/ansible-lint" --profile production --nocolor -q .)
 echo "== pytest"
 "$venv/bin/python" -m pytest "$@"

@@ -28,18 +28,12 @@ from ascend_env.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec import EnvSpec, build_spec
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory, SimFleet
+from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots, reboot
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 ARCH = platform.machine()
 COMPONENTS = ["user", "driver", "firmware", "cann", "env"]
-BOOT_ID = "var/lib/ascend-sim/boot_id"
-# The hosts share this machine's kernel: a "reboot" is a new boot id, never a real reboot.
-FAKE_REBOOT = {
-    "hdk_boot_id_command": f"cat /{BOOT_ID}",
-    "hdk_reboot_command": "/usr/local/sbin/sim-reboot",
-    "hdk_reboot_timeout": 60,
-}
 STACKS = {"8.5.0": "25.5.0", "8.3.RC1": "25.3.RC1"}
 
 
@@ -70,23 +64,13 @@ def sim_repo(tmp_path_factory: pytest.TempPathFactory, sim_fleet_factory: FleetF
 
 
 def prepare(fleet: SimFleet) -> None:
-    """Give every host a boot id and the fake reboot command that changes it."""
     for host in fleet.hosts:
-        root = fleet.root(host)
-        (root / BOOT_ID).write_text("boot-1\n")
-        script = root / "usr/local/sbin/sim-reboot"
-        script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(f"#!/bin/sh\ndate +%s%N > /{BOOT_ID}\n")
-        script.chmod(0o755)
-
-
-def reboot(fleet: SimFleet, host: str) -> None:
-    (fleet.root(host) / BOOT_ID).write_text(f"boot-{time.monotonic_ns()}\n")
+        prepare_reboots(fleet.root(host))
 
 
 def run(fleet: SimFleet, repo: Path, plan: Plan, cann: str, tmp_path: Path, **options: Any
         ) -> InstallSummary:
-    extra = {**FAKE_REBOOT, **options.pop("extra_vars", {})}
+    extra = {**FAKE_REBOOT_VARS, **options.pop("extra_vars", {})}
     return install(spec_for(cann, options.pop("devices", 8)), plan, InstallOptions(
         repo=repo, inventory=fleet.inventory, components=options.pop("components", COMPONENTS),
         log_dir=tmp_path / "logs", extra_vars=extra, **options))
@@ -135,7 +119,7 @@ def test_fresh_install_stops_for_reboot_then_converges_and_is_idempotent(
     # Not rebooted yet: the new driver is not loaded, so the install still waits.
     assert statuses(run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)) == {
         host: "reboot required"}
-    reboot(one_host, host)
+    reboot(one_host.root(host))
     converged = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)
     assert statuses(converged) == {host: "changed"}, converged
     assert converged.succeeded
@@ -230,7 +214,7 @@ def test_unreachable_host_does_not_stop_the_others(
     inventory.write_text(text.replace("[sim]\n", "[sim]\nghost ansible_host=127.0.0.254\n", 1))
     summary = install(spec_for("8.5.0"), plans["8.5.0"], InstallOptions(
         repo=repo, inventory=inventory, components=COMPONENTS, allow_reboot=True,
-        log_dir=tmp_path / "logs", extra_vars=FAKE_REBOOT))
+        log_dir=tmp_path / "logs", extra_vars=FAKE_REBOOT_VARS))
     found = statuses(summary)
     assert found.pop("ghost") == "unreachable"
     assert set(found.values()) == {"changed"}, summary
@@ -278,7 +262,6 @@ def test_install_killed_half_way_converges_on_the_next_run(
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     summary = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
-                  extra_vars={"hdk_reboot_command": "/usr/local/sbin/sim-reboot"},
                   allow_reboot=True)
     assert summary.succeeded, summary
     assert statuses(run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
