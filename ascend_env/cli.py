@@ -221,6 +221,51 @@ def install(
     raise typer.Exit(0 if summary.succeeded else 1)
 
 
+class SmokeFramework(str, Enum):
+    """Smoke workloads."""
+
+    torch = "torch"
+    mindspore = "mindspore"
+    hccl = "hccl"
+
+
+@app.command("smoke")
+def smoke(
+    framework: Annotated[SmokeFramework, typer.Option(
+        "--framework", help="torch, mindspore, or hccl (an all-reduce over every device).")],
+    device: Annotated[str | None, typer.Option(
+        "--device", help="npu:N, all, cuda:N or cpu; default npu:0 (hccl: all).")] = None,
+    steps: Annotated[int | None, typer.Option(
+        "--steps", min=2, help="Training steps (hccl: iterations); default spec or 50.")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=1, help="Seconds; default spec smoke.timeout_s or 600.")] = None,
+    python: Annotated[str | None, typer.Option(
+        "--python", help="The framework's Python; default this one (python3 with --host).")
+                      ] = None,
+    chip: Annotated[str | None, typer.Option(
+        "--chip", help="Chip family for the thresholds; default from the spec or device.")
+                    ] = None,
+    peak_tflops: Annotated[float | None, typer.Option(
+        "--peak-tflops", help="The chip's fp16 peak, where the data has none.")] = None,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="testinfra host to run on, e.g. ssh://user@node; default here.")
+                    ] = None,
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Prove a device computes: run a workload there and judge its evidence."""
+    from ascend_env.smoke.render import render_verdict
+    from ascend_env.smoke.runner import request_from_options, run_smoke, target_for
+
+    request = request_from_options(
+        framework=framework.value, device=device, steps=steps, timeout_s=timeout,
+        python=python, chip=chip, peak_tflops=peak_tflops, host=host, profile=profile,
+        spec=spec)
+    verdict = run_smoke(request, target_for(host))
+    render_verdict(verdict, as_json=as_json)
+    raise typer.Exit(verdict.exit_code)
+
 def _fail(error: AscendEnvError) -> NoReturn:
     typer.echo(f"ascend-env: error: {error}", err=True)
     sys.exit(error.exit_code)

@@ -444,7 +444,8 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
         missing = npu_missing(presence, found) if kind == "npu" else found
         doc.update(status="unavailable", reason=describe(exc), missing=missing)
         return EXIT_FAILED
-    record: dict[str, Any] = {"device": args.device.lower(), "status": "running"}
+    record: dict[str, Any] = {"device": kind if kind == "cpu" else f"{kind}:{index or 0}",
+                              "status": "running"}
     doc["runs"] = [record]
     doc["fallbacks"] = {"cpu_ops": None, "aicpu_ops": None, "aicpu_error": None,
                         "cpu_ops_source": "not collected: MindSpore reports operator "
@@ -461,7 +462,7 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
     if kind in ("npu", "cuda"):
         doc["phase"] = f"process table for {args.device}"
         record["process_table"] = process_table(kind, os.getpid())
-    problems = judge_run(record, kind, index)
+    problems = judge_run(record)
     record.update(status="failed" if problems else "ok", reason="; ".join(problems) or None)
     doc.update(phase="done", status=record["status"], reason=record["reason"])
     return EXIT_FAILED if problems else EXIT_OK
@@ -667,9 +668,9 @@ def memory(ms: Any, kind: str) -> dict[str, Any]:
             "host_max_rss_bytes": host}
 
 
-def judge_run(record: dict[str, Any], kind: str, index: int | None) -> list[str]:
+def judge_run(record: dict[str, Any]) -> list[str]:
     """The workload's own reading of its evidence (the controller judges again)."""
-    wanted = kind if kind == "cpu" else f"{kind}:{index or 0}"
+    wanted = record["device"]
     problems = []
     where = record["placement"]
     seen = sorted(set(where["parameters"]) | set(where["batches"]))

@@ -1,0 +1,197 @@
+"""The JSON evidence the smoke workloads print, as pydantic models (the controller's side).
+
+Field names and meanings are those of ascend_env/smoke/README.md. Unknown fields are
+ignored, so a newer workload's extra evidence does not break an older controller; the raw
+document travels with the verdict anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+TORCH_SCHEMA = "ascend-env/smoke/torch/v1"
+MINDSPORE_SCHEMA = "ascend-env/smoke/mindspore/v1"
+HCCL_SCHEMA = "ascend-env/smoke/hccl/v1"
+SCHEMAS = (TORCH_SCHEMA, MINDSPORE_SCHEMA, HCCL_SCHEMA)
+
+Status = Literal["ok", "failed", "unavailable", "timeout", "error", "running"]
+Missing = Literal["torch", "mindspore", "torch_npu", "cann", "driver", "device"]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Placement(_Part):
+    """Where the tensors were, read from the tensors themselves."""
+
+    parameters: list[str] = Field(default_factory=list)
+    batches: list[str] = Field(default_factory=list)
+    loss: str | None = None
+    context: str | None = None
+    source: str | None = None
+
+
+class LossSummary(_Part):
+    """The workload's own reading of the curve (the verdict recomputes it)."""
+
+    fell: bool
+    first: float | None = None
+    last: float | None = None
+    drop: float | None = None
+    window: int = 0
+    non_finite: int = 0
+
+
+class Training(_Part):
+    """The training loop: loss per step and speed."""
+
+    steps: int
+    loss: list[float | None]
+    steps_per_s: float | None = None
+    seconds: float | None = None
+    first_step_s: float | None = None
+    summary: LossSummary | None = None
+
+
+class MatmulCheck(_Part):
+    """A float32 matmul compared element-wise with a float64 reference on the host."""
+
+    shape: list[int]
+    dtype: str
+    device: str
+    atol: float
+    rtol: float
+    max_abs_err: float | None
+    elements: int
+    mismatches: int
+    ok: bool
+
+
+class Throughput(_Part):
+    """Repeated n x n matmuls in the training precision, timed."""
+
+    dtype: str
+    n: int
+    iterations: int
+    seconds: float
+    tflops: float | None
+    device: str
+    peak_tflops: float | None = None
+    sample_rel_err: float | None = None
+    sample_tolerance: float
+    sample_ok: bool
+
+
+class Memory(_Part):
+    """Peak device memory the framework allocated."""
+
+    peak_allocated_bytes: int | None
+    source: str
+    host_max_rss_bytes: int | None = None
+
+
+class ProcessTable(_Part):
+    """Whether the device management tool (npu-smi, nvidia-smi) listed the workload's pid."""
+
+    tool: str
+    rc: int | None
+    error: str | None = None
+    pid: int
+    seen: bool | None
+    rows: int = 0
+    npus: list[int] = Field(default_factory=list)
+
+
+class Fallbacks(_Part):
+    """Operators that ran on the host CPU or on the NPU's AI CPU, as the framework reported."""
+
+    cpu_ops: list[str] | None = None
+    aicpu_ops: list[str] | None = None
+    aicpu_error: str | None = None
+    cpu_ops_source: str | None = None
+    aicpu_source: str | None = None
+
+
+class DeviceRun(_Part):
+    """Everything measured on one device; parts are absent when the run stopped early."""
+
+    device: str
+    status: Status
+    reason: str | None = None
+    device_name: str | None = None
+    precision: str | None = None
+    training: Training | None = None
+    placement: Placement | None = None
+    matmul_check: MatmulCheck | None = None
+    throughput: Throughput | None = None
+    memory: Memory | None = None
+    process_table: ProcessTable | None = None
+
+
+class _Document(_Part):
+    schema_: str = Field(alias="schema")
+    status: Status
+    reason: str | None = None
+    missing: list[Missing] = Field(default_factory=list)
+    requested: dict[str, Any]
+    environment: dict[str, Any]
+    phase: str | None = None
+    duration_s: float | None = None
+    log_tail: str | None = None
+    traceback: str | None = None
+
+
+class TrainingEvidence(_Document):
+    """The torch and MindSpore workloads' document."""
+
+    schema_: Literal["ascend-env/smoke/torch/v1", "ascend-env/smoke/mindspore/v1"] = Field(
+        alias="schema")
+    framework: Literal["torch", "mindspore"]
+    runs: list[DeviceRun] = Field(default_factory=list)
+    fallbacks: Fallbacks | None = None
+
+
+class Rank(_Part):
+    """One all-reduce process."""
+
+    rank: int
+    device: str | None
+    pid: int | None = None
+    status: Status
+    reason: str | None = None
+
+
+class CollectiveResult(_Part):
+    """One buffer size: correctness on every rank and the slowest rank's time."""
+
+    bytes: int
+    iterations: int
+    ranks_reporting: int
+    correct: bool
+    wrong_elements: int
+    time_s: float
+    algbw_gbps: float
+    busbw_gbps: float
+
+
+class CollectiveEvidence(_Document):
+    """The hccl workload's document."""
+
+    schema_: Literal["ascend-env/smoke/hccl/v1"] = Field(alias="schema")
+    framework: Literal["hccl"]
+    backend: str | None = None
+    world_size: int | None = None
+    ranks: list[Rank] = Field(default_factory=list)
+    results: list[CollectiveResult] = Field(default_factory=list)
+
+
+Evidence = Annotated[TrainingEvidence | CollectiveEvidence, Field(discriminator="framework")]
+_ADAPTER: TypeAdapter[TrainingEvidence | CollectiveEvidence] = TypeAdapter(Evidence)
+
+
+def parse_evidence(document: dict[str, Any]) -> TrainingEvidence | CollectiveEvidence:
+    """Validate a workload's JSON document (pydantic.ValidationError when it does not fit)."""
+    return _ADAPTER.validate_python(document)

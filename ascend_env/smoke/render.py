@@ -1,0 +1,29 @@
+"""Terminal and JSON renderings of a smoke verdict."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from ascend_env.smoke.verdict import Verdict
+
+MARKS = {"pass": "pass", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
+
+
+def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
+    """The verdict: JSON with the evidence inside, or one line per check."""
+    if as_json:
+        typer.echo(json.dumps(verdict.model_dump(mode="json", by_alias=True), indent=2,
+                              ensure_ascii=False))
+        return
+    outcome = verdict.outcome.upper()
+    typer.echo(f"smoke {verdict.framework} on {verdict.requested_device}: {outcome}")
+    if verdict.outcome in ("pass", "cpu"):  # a failure's reasons are the check lines below
+        typer.echo(f"  {verdict.summary}")
+    for check in verdict.checks:
+        where = f" [{check.device}]" if check.device else ""
+        typer.echo(f"  {MARKS[check.status]:<4}  {check.id:<13}{where} {check.message}")
+    if verdict.thresholds.chip:
+        typer.echo(f"  chip {verdict.thresholds.chip} (thresholds from "
+                   f"{verdict.thresholds.peak_source})")
