@@ -1,0 +1,188 @@
+"""Capture hosts: probe.py run on each target through a testinfra transport, in parallel.
+
+The local machine is probed in-process (no interpreter start-up, no shell); a remote target
+gets the probe's source inline (`python3 -c`), so nothing is copied to it and one round trip
+per host does the whole capture. An unreachable host or a failed probe becomes a Captured
+with an error, never an exception: the other hosts of a fleet are unaffected.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import os
+import shlex
+import shutil
+import sys
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ascend_env import probe
+from ascend_env.capture import Capture, CaptureError, parse_capture
+from ascend_env.errors import UsageError
+
+# ssh exits 255 when it could not reach the host (or authenticate); the probe never does.
+SSH_FAILED = 255
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """What the probe is asked to look at on every target."""
+
+    install_path: str = probe.DEFAULT_INSTALL_PATH
+    python: str | None = None  # framework interpreter; None: the venv below, else python3
+    venv: str | None = None  # the spec's framework venv, tried first when python is None
+    users: tuple[str, ...] = ()  # accounts that run jobs (their groups are recorded)
+    timeout_s: float = probe.DEFAULT_TIMEOUT_S
+
+
+@dataclass
+class Captured:
+    """One target's capture, or why there is none."""
+
+    name: str
+    capture: Capture | None = None
+    error: str | None = None
+    unreachable: bool = False
+    host: Any = None  # the testinfra Host, for checks that run things (level 2+)
+    duration_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _probe_args(options: ProbeOptions, python: str) -> list[str]:
+    args = ["--install-path", options.install_path, "--python", python,
+            "--timeout", str(options.timeout_s)]
+    for user in options.users:
+        args += ["--user", user]
+    return args
+
+
+def _local_python(options: ProbeOptions) -> str:
+    if options.python:
+        return options.python
+    venv_python = Path(options.venv or "") / "bin" / "python"
+    if options.venv and os.access(venv_python, os.X_OK):
+        return str(venv_python)
+    return shutil.which("python3") or sys.executable
+
+
+def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
+    """This machine, probed in-process."""
+    started = time.monotonic()
+    runner = probe.Probe(root="/", install_path=options.install_path,
+                         python=_local_python(options), timeout=options.timeout_s,
+                         commands=True, jobs=8, users=list(options.users))
+    document = runner.capture()
+    capture = parse_capture(document, where="local probe")
+    return Captured(name=name, capture=_named(capture, name),
+                    duration_s=time.monotonic() - started)
+
+
+def _named(capture: Capture, name: str) -> Capture:
+    """Hosts of a fleet are known by their inventory names; keep what the host calls itself."""
+    if capture.host and capture.host != name:
+        extra = capture.model_extra if capture.model_extra is not None else {}
+        extra.setdefault("hostname", capture.host)
+    capture.host = name
+    return capture
+
+
+def remote_command(options: ProbeOptions) -> str:
+    """One shell line that runs the probe on a target: no file is copied there."""
+    source = Path(probe.__file__).read_bytes()
+    blob = base64.b64encode(zlib.compress(source, 9)).decode()
+    code = f'import base64,zlib;exec(zlib.decompress(base64.b64decode("{blob}")))'
+    # The framework interpreter is chosen on the target: the spec's venv, else python3.
+    if options.python:
+        choose = f"PY={shlex.quote(options.python)}"
+    else:
+        venv = shlex.quote(f"{options.venv}/bin/python") if options.venv else "''"
+        choose = f'PY={venv}; [ -x "$PY" ] || PY=$(command -v python3)'
+    args = " ".join(shlex.quote(a) for a in _probe_args(options, "PYTHON"))
+    args = args.replace("PYTHON", '"$PY"')
+    return f'{choose}; exec python3 -c {shlex.quote(code)} {args}'
+
+
+def capture_remote(name: str, host: Any, options: ProbeOptions) -> Captured:
+    """Run the probe through a testinfra Host; errors become a Captured with a message."""
+    started = time.monotonic()
+    result = Captured(name=name, host=host)
+    try:
+        out = host.run(remote_command(options))
+    except Exception as exc:
+        result.error, result.unreachable = f"{type(exc).__name__}: {exc}", True
+        return result
+    result.duration_s = time.monotonic() - started
+    stderr = (out.stderr or "").strip()
+    if out.rc == SSH_FAILED:
+        result.unreachable = True
+        result.error = stderr.splitlines()[-1] if stderr else "ssh failed (exit 255)"
+    elif out.rc == 127:
+        result.error = "python3 is not installed on the host (the probe needs Python 3.8+)"
+    elif out.rc != 0:
+        result.error = f"the probe failed (exit {out.rc}): {stderr[-500:]}"
+    else:
+        try:
+            result.capture = _named(parse_capture(out.stdout, where=f"probe on {name}"), name)
+        except CaptureError as exc:
+            result.error = str(exc)
+    return result
+
+
+def _ansible_path() -> dict[str, str]:
+    """testinfra calls ansible-inventory by name: make the one beside this Python findable."""
+    here = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    return {"PATH": here + os.pathsep + path} if here not in path.split(os.pathsep) else {}
+
+
+def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
+                  target: str | None = None, ssh_config: Path | None = None
+                  ) -> list[tuple[str, Any]]:
+    """testinfra Hosts by name: an Ansible inventory (with --limit), or one target URL."""
+    testinfra = importlib.import_module("testinfra")
+    if inventory is not None:
+        if not inventory.exists():
+            raise UsageError(f"inventory {inventory} does not exist")
+        os.environ.update(_ansible_path())
+        try:
+            hosts = testinfra.get_hosts([f"ansible://{limit or 'all'}"],
+                                        ansible_inventory=str(inventory))
+        except Exception as exc:
+            raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
+        if not hosts:
+            raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
+        return [(h.backend.get_hostname(), h) for h in hosts]
+    assert target is not None
+    spec = target if "://" in target else f"ssh://{target}"
+    kwargs = {"ssh_config": str(ssh_config)} if ssh_config else {}
+    try:
+        host = testinfra.get_host(spec, **kwargs)
+    except Exception as exc:
+        raise UsageError(f"--host {target}: {exc}") from exc
+    name = target.split("://", 1)[-1] if "://" in target else target
+    return [(name or "localhost", host)]
+
+
+def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
+                  timeout_s: float = 300.0) -> list[Captured]:
+    """Every host captured in parallel; a host that hangs past `timeout_s` is unreachable."""
+    if not hosts:
+        return []
+    pool = ThreadPoolExecutor(max_workers=min(32, len(hosts)))
+    futures = [pool.submit(capture_remote, name, host, options) for name, host in hosts]
+    wait(futures, timeout=timeout_s)
+    results = []
+    for (name, host), future in zip(hosts, futures, strict=True):
+        if future.done():
+            results.append(future.result())
+        else:
+            results.append(Captured(name=name, host=host, unreachable=True,
+                                    error=f"no answer within {timeout_s:.0f}s"))
+    pool.shutdown(wait=False, cancel_futures=True)
+    return results
+

@@ -1,0 +1,343 @@
+"""`ascend-env doctor`: capture -> facts -> the check suite (pytest, in-process) -> Report.
+
+Each target is captured once (live through a testinfra transport, or read from a saved
+capture); facts are parsed centrally; then pytest runs checks/ once for all targets, every
+check parametrised by target, and a plugin turns each outcome into a CheckResult. Level 1
+checks read only facts; level 2/3 checks (smoke workloads) take the `host` fixture and run
+things on the target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ascend_env.capture import load_capture
+from ascend_env.collect import Captured, ProbeOptions, capture_hosts, capture_local, resolve_hosts
+from ascend_env.errors import UsageError
+from ascend_env.facts import Facts, facts_from_capture
+from ascend_env.matrix import Matrix, load_matrix
+from ascend_env.report import CheckResult, FixRef, FleetReport, Report, SpecRef, Status
+from ascend_env.resources import shipped_dir
+from ascend_env.spec import EnvSpec
+from ascend_env.verdict import CheckFailure, CheckWarning, Finding, take_observed
+
+PLUGIN_NAME = "ascend_env_doctor"
+LEVELS = (1, 2, 3)
+
+
+@dataclass
+class Target:
+    """One host as the checks see it."""
+
+    name: str
+    facts: Facts
+    host: Any = None  # testinfra Host for live targets; None when read from a capture
+    source: str = "live"
+
+    def __repr__(self) -> str:  # shown in pytest ids and messages
+        return self.name
+
+
+@dataclass
+class DoctorContext:
+    """Everything the check suite reads besides the facts."""
+
+    targets: list[Target]
+    spec: EnvSpec | None = None
+    level: int = 1
+    only: tuple[str, ...] = ()
+    run_users: tuple[str, ...] = ()
+
+    @cached_property
+    def matrix(self) -> Matrix:
+        return load_matrix()
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """A check of the suite: id and title from its docstring, category and level markers."""
+
+    id: str
+    title: str
+    category: str
+    level: int
+
+
+def check_info(item: pytest.Item) -> CheckInfo:
+    """Read a check's identity; a check without one is a bug in checks/, said plainly."""
+    function = getattr(item, "function", None)
+    doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
+    head = doc[0] if doc else ""
+    check_id, sep, title = head.partition(":")
+    category = item.get_closest_marker("category")
+    level = item.get_closest_marker("level")
+    if not sep or " " in check_id.strip() or category is None:
+        raise UsageError(f"{item.nodeid}: a check needs a docstring 'id: title' and a "
+                         "category marker")
+    return CheckInfo(id=check_id.strip(), title=title.strip().rstrip("."),
+                     category=str(category.args[0]), level=int(level.args[0]) if level else 1)
+
+
+def selected(info: CheckInfo, only: tuple[str, ...]) -> bool:
+    """`--only driver` picks a category, `--only driver.version` one check, `cann.*` a prefix."""
+    if not only:
+        return True
+    for pattern in only:
+        stem = pattern.rstrip("*").rstrip(".")
+        if pattern in (info.id, info.category) or info.id.startswith(stem + "."):
+            return True
+    return False
+
+
+class DoctorPlugin:
+    """pytest plugin: parametrises checks by target, selects, and collects outcomes."""
+
+    def __init__(self, context: DoctorContext) -> None:
+        self.context = context
+        self.checks: list[CheckInfo] = []
+        self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
+        self._started: dict[str, float] = {}
+        self.collect_errors: list[str] = []
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "target" in metafunc.fixturenames:
+            targets = self.context.targets
+            metafunc.parametrize("target", targets, ids=[t.name for t in targets],
+                                 indirect=True)
+
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        seen: dict[str, str] = {}
+        for item in items:
+            info = check_info(item)
+            previous = seen.setdefault(info.id, item.nodeid.split("[")[0])
+            if previous != item.nodeid.split("[")[0]:
+                raise UsageError(f"check id {info.id} is used twice: {previous} and "
+                                 f"{item.nodeid}")
+            if info.level <= self.context.level and selected(info, self.context.only):
+                keep.append(item)
+                if info not in self.checks:
+                    self.checks.append(info)
+            else:
+                drop.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a broken check module: say which and why, there is no terminal
+            self.collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip()[-2000:]}")
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        take_observed()
+        self._started[item.nodeid] = time.monotonic()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        if call.when == "call" or (call.when == "setup" and not report.passed):
+            target = item.callspec.params.get("target")  # type: ignore[attr-defined]
+            if isinstance(target, Target):
+                result = self._result(item, call)
+                self.results[target.name].append(result)
+        return report
+
+    def _result(self, item: pytest.Item, call: pytest.CallInfo[None]) -> CheckResult:
+        info = check_info(item)
+        duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
+        base = {"id": info.id, "title": info.title, "category": info.category,
+                "level": info.level, "duration_s": round(duration, 4)}
+        excinfo = call.excinfo
+        if excinfo is None:
+            observed, expected = take_observed()
+            return CheckResult(status="pass", observed=observed, expected=expected, **base)
+        error = excinfo.value
+        if isinstance(error, pytest.skip.Exception):
+            return CheckResult(status="skip", message=str(error.msg), **base)
+        finding: Finding | None = None
+        status: Status = "fail"
+        if isinstance(error, CheckWarning):
+            finding, status = error.finding, "warn"
+        elif isinstance(error, CheckFailure):
+            finding = error.finding
+        elif isinstance(error, AssertionError) and error.args and \
+                isinstance(error.args[0], Finding):
+            finding = error.args[0]
+        elif isinstance(error, AssertionError):
+            return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
+        else:
+            where = "setting up" if call.when == "setup" else "running"
+            return CheckResult(status="error", message=f"error {where} the check: "
+                               f"{type(error).__name__}: {error}", **base)
+        fix = FixRef(id=finding.fix, command=finding.manual) \
+            if finding.fix or finding.manual else None
+        return CheckResult(status=status, message=finding.message, observed=finding.observed,
+                           expected=finding.expected, why=finding.why, fix=fix, **base)
+
+
+@contextlib.contextmanager
+def _quiet_pytest_env() -> Iterator[None]:
+    """The suite runs with its own plugins only, whatever the caller's environment says."""
+    saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+                                            "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    os.environ.pop("PYTEST_PLUGINS", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def pytest_args(checks: Path, *extra: str) -> list[str]:
+    """How the suite is run: its own ini, plain asserts (a Finding stays an object), silent."""
+    return [str(checks), "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
+            "--import-mode=importlib", "--assert=plain", "-p", "no:cacheprovider",
+            "-p", "no:terminal", "-p", "no:stepwise", "-s", *extra]
+
+
+def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:
+    """Run (or only collect) the suite for every target of the context."""
+    plugin = DoctorPlugin(context)
+    checks = shipped_dir("checks")
+    extra = ("--collect-only",) if collect_only else ()
+    with _quiet_pytest_env():
+        code = pytest.main(pytest_args(checks, *extra), plugins=[plugin])
+    if plugin.collect_errors:
+        raise UsageError("the check suite has errors:\n" + "\n".join(plugin.collect_errors))
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and context.only:
+        raise UsageError(f"--only {' '.join(context.only)}: no check matches; "
+                         "see `ascend-env doctor --list`")
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
+                pytest.ExitCode.INTERRUPTED):
+        raise UsageError(f"the check suite in {checks} could not run (pytest exit {int(code)})")
+    return plugin
+
+
+def list_checks(level: int = 3, only: tuple[str, ...] = ()) -> list[CheckInfo]:
+    """The suite's checks without running anything."""
+    placeholder = Target(name="-", facts=Facts())
+    plugin = run_checks(DoctorContext(targets=[placeholder], level=level, only=only),
+                        collect_only=True)
+    return plugin.checks
+
+
+# -- the whole run ----------------------------------------------------------------------------
+
+@dataclass
+class DoctorOptions:
+    """What `ascend-env doctor` was asked to do."""
+
+    spec: EnvSpec | None = None
+    inventory: Path | None = None
+    limit: str | None = None
+    target: str | None = None
+    ssh_config: Path | None = None
+    from_files: list[Path] = field(default_factory=list)
+    level: int = 1
+    only: tuple[str, ...] = ()
+    python: str | None = None
+    run_users: tuple[str, ...] = ()
+    timeout_s: float = 300.0
+
+    @property
+    def fleet(self) -> bool:
+        return self.inventory is not None
+
+
+def probe_options(options: DoctorOptions) -> ProbeOptions:
+    spec = options.spec
+    return ProbeOptions(install_path=spec.install.path if spec else "/usr/local/Ascend",
+                        python=options.python, venv=spec.python.venv if spec else None,
+                        users=options.run_users)
+
+
+def captured_targets(options: DoctorOptions) -> list[Captured]:
+    """Every target's capture (or why there is none), in the order they were named."""
+    if options.from_files:
+        out = []
+        for path in options.from_files:
+            for capture in load_capture(path):
+                out.append(Captured(name=capture.host or path.stem, capture=capture,
+                                    extra={"source": str(path)}))
+        return out
+    probe = probe_options(options)
+    if options.inventory is None and options.target is None:
+        local = capture_local(probe)
+        if options.level > 1:  # smoke checks run things through a testinfra Host
+            local.host = resolve_hosts(target="local://")[0][1]
+        return [local]
+    hosts = resolve_hosts(inventory=options.inventory, limit=options.limit,
+                          target=options.target, ssh_config=options.ssh_config)
+    return capture_hosts(hosts, probe, timeout_s=options.timeout_s)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
+    """Facts and the check suite for every captured target; a Report per target."""
+    started, clock = _now(), time.monotonic()
+    spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
+        if options.spec else None
+    targets, reports = [], {}
+    for item in captured:
+        source = str(item.extra.get("source", "live"))
+        if item.capture is None:
+            reports[item.name] = Report(host=item.name, reachable=False, error=item.error,
+                                        spec=spec_ref, level=options.level, started=started,
+                                        source=source)
+            continue
+        facts = facts_from_capture(item.capture)
+        targets.append(Target(name=item.name, facts=facts, host=item.host, source=source))
+        reports[item.name] = Report(host=item.name, spec=spec_ref, level=options.level,
+                                    started=started, source=source,
+                                    captured_at=item.capture.captured_at or None)
+    if targets:
+        plugin = run_checks(DoctorContext(targets=targets, spec=options.spec,
+                                          level=options.level, only=options.only,
+                                          run_users=options.run_users))
+        for name, results in plugin.results.items():
+            reports[name].checks = results
+    elapsed = time.monotonic() - clock
+    for item in captured:
+        reports[item.name].duration_s = round(elapsed + item.duration_s, 3)
+        reports[item.name].summarize()
+    return [reports[item.name] for item in captured]
+
+
+def as_document(reports: list[Report], options: DoctorOptions, started: str,
+                duration_s: float) -> Report | FleetReport:
+    """One Report for one target; a FleetReport for an inventory or a list of captures."""
+    if len(reports) == 1 and not options.fleet:
+        return reports[0]
+    spec_ref = reports[0].spec if reports else None
+    return FleetReport(spec=spec_ref, level=options.level, started=started,
+                       duration_s=round(duration_s, 3), hosts=reports).summarize()
+
+
+def doctor(options: DoctorOptions) -> Report | FleetReport:
+    """Capture every target, run the suite, build the report."""
+    if options.level not in LEVELS:
+        raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
+    started, clock = _now(), time.monotonic()
+    reports = evaluate(captured_targets(options), options)
+    return as_document(reports, options, started, time.monotonic() - clock)

@@ -1,0 +1,136 @@
+"""Fixtures of the check suite: `facts`, `spec`, `matrix`, `host` and the skips checks share.
+
+`ascend-env doctor` runs this suite with its plugin, which parametrises every check by
+target. Run directly (`pytest checks/`), the suite checks this machine without a spec.
+
+A check that depends on something absent skips with the reason through these fixtures
+(`driver`, `cann`, `npu_smi`...), so a host without a driver reports one failure, not twenty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ascend_env.doctor import PLUGIN_NAME, DoctorContext, DoctorPlugin, Target
+from ascend_env.facts import CannFacts, DriverFacts, Facts, NpuDevice
+from ascend_env.matrix import Chip, Matrix, load_chips
+from ascend_env.spec import EnvSpec
+
+NO_DRIVER = "the NPU driver is not installed (see driver.installed)"
+
+
+def _plugin(config: pytest.Config) -> DoctorPlugin | None:
+    found = [p for p in config.pluginmanager.get_plugins() if isinstance(p, DoctorPlugin)]
+    return found[0] if found else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _plugin(config) is None:
+        # `pytest checks/` without the doctor: this machine, no spec.
+        from ascend_env.collect import ProbeOptions, capture_local  # noqa: PLC0415
+        from ascend_env.facts import facts_from_capture  # noqa: PLC0415
+
+        captured = capture_local(ProbeOptions())
+        assert captured.capture is not None
+        target = Target(name=captured.name, facts=facts_from_capture(captured.capture))
+        config.pluginmanager.register(DoctorPlugin(DoctorContext(targets=[target])),
+                                      PLUGIN_NAME)
+
+
+def _context(config: pytest.Config) -> DoctorContext:
+    plugin = _plugin(config)
+    assert plugin is not None
+    return plugin.context
+
+
+@pytest.fixture
+def target(request: pytest.FixtureRequest) -> Target:
+    """The host under check (parametrised by the doctor's plugin)."""
+    value = request.param
+    assert isinstance(value, Target)
+    return value
+
+
+@pytest.fixture
+def facts(target: Target) -> Facts:
+    return target.facts
+
+
+@pytest.fixture
+def spec(request: pytest.FixtureRequest) -> EnvSpec | None:
+    """The spec given with --profile/--spec, or None (consistency checks only)."""
+    return _context(request.config).spec
+
+
+@pytest.fixture
+def with_spec(spec: EnvSpec | None) -> EnvSpec:
+    """The spec, for checks that compare with it; they skip without one."""
+    if spec is None:
+        pytest.skip("no spec given (--profile or --spec compares the host with one)")
+    return spec
+
+
+@pytest.fixture
+def matrix(request: pytest.FixtureRequest) -> Matrix:
+    return _context(request.config).matrix
+
+
+@pytest.fixture
+def run_users(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """Accounts named with --run-user: the users that run jobs on the host."""
+    return _context(request.config).run_users
+
+
+@pytest.fixture
+def host(target: Target) -> Any:
+    """The testinfra Host of a live target (smoke checks); skips on a saved capture."""
+    if target.host is None:
+        pytest.skip("no live connection to the host (evaluating a saved capture)")
+    return target.host
+
+
+@pytest.fixture
+def driver(facts: Facts) -> DriverFacts:
+    if facts.driver is None:
+        pytest.skip(NO_DRIVER)
+    return facts.driver
+
+
+@pytest.fixture
+def cann(facts: Facts, driver: DriverFacts) -> CannFacts:
+    """The installed CANN; checks of it skip when there is no driver to run it on."""
+    del driver
+    if facts.cann is None:
+        pytest.skip("CANN is not installed (see cann.installed)")
+    return facts.cann
+
+
+@pytest.fixture
+def devices(facts: Facts, driver: DriverFacts) -> list[NpuDevice]:
+    """The chips npu-smi reports; skips when npu-smi cannot say."""
+    del driver
+    if not facts.npu_smi.available:
+        pytest.skip("npu-smi is not installed (it comes with the driver)")
+    if facts.npu_smi.error and not facts.devices:
+        pytest.skip(f"npu-smi does not answer (see driver.npu-smi): {facts.npu_smi.error}")
+    return facts.devices
+
+
+@pytest.fixture
+def chip(facts: Facts, spec: EnvSpec | None) -> Chip | None:
+    """The chip family: the spec's, else the one the cards show."""
+    name = spec.hardware.chip if spec else facts.chip
+    return load_chips().get(name) if name else None
+
+
+@pytest.fixture
+def expected_devices(facts: Facts, spec: EnvSpec | None, chip: Chip | None) -> int | None:
+    """NPU devices (davinci nodes) the host should have: the spec's, else what PCI shows."""
+    if spec is not None:
+        return spec.hardware.devices or (chip.devices.default if chip else None)
+    cards = [c for c in facts.pci if c.chip]
+    if not cards or chip is None:
+        return None
+    return len(cards) * chip.chips_per_card

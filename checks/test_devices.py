@@ -1,0 +1,110 @@
+"""Devices: every NPU present, started, healthy, free, with its device node."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ascend_env.facts import Facts, NpuDevice
+from ascend_env.verdict import fail, failure, observe, warn
+
+pytestmark = [pytest.mark.category("devices"), pytest.mark.level(1)]
+
+BAD_HEALTH = ("ALARM", "CRITICAL")
+
+
+def _ids(devices: list[NpuDevice]) -> str:
+    return ", ".join(f"{d.npu_id}" + (f"/{d.chip_id}" if d.chip_id else "") for d in devices)
+
+
+def test_count(devices: list[NpuDevice], expected_devices: int | None) -> None:
+    """devices.count: npu-smi reports every expected NPU."""
+    if expected_devices is None:
+        pytest.skip("no spec and no PCI view: nothing to compare npu-smi's list with")
+    assert len(devices) == expected_devices, failure(
+        message=f"npu-smi reports {len(devices)} of {expected_devices} NPU device(s)",
+        observed=f"{len(devices)} device(s): NPU {_ids(devices)}",
+        expected=f"{expected_devices} device(s)",
+        why="a device the driver does not report cannot run jobs; collective jobs sized for "
+            "the whole host hang or fail",
+        manual="npu-smi info -l ; lspci -d 19e5: ; dmesg | grep -i davinci ; reboot or "
+               "replace the card")
+    observe(f"{len(devices)} device(s)")
+
+
+def test_started(devices: list[NpuDevice]) -> None:
+    """devices.started: every NPU has started (health is not UNKNOWN)."""
+    down = [d for d in devices if (d.health or "").upper() == "UNKNOWN"]
+    assert not down, failure(
+        message=f"NPU {_ids(down)} did not start (npu-smi Health UNKNOWN)",
+        observed=", ".join(f"NPU {d.npu_id}: Health {d.health}" for d in down),
+        expected="Health OK",
+        why="a device that did not start is absent for every job",
+        manual="npu-smi info -t health -i <id> ; reset it (npu-smi set -t reset -i <id> "
+               "-c 0) or reboot; persistent: replace the card")
+    observe(f"{len(devices)} device(s) started")
+
+
+def test_health(devices: list[NpuDevice]) -> None:
+    """devices.health: no NPU reports a health alarm."""
+    def worst(d: NpuDevice) -> str:
+        return ((d.health_status or "") + " " + (d.health or "")).upper()
+
+    alarms = [d for d in devices if any(w in worst(d) for w in BAD_HEALTH)]
+    if alarms:
+        details = "; ".join(
+            f"NPU {d.npu_id}: {d.health_status or d.health}"
+            + (f", error codes {' '.join(d.error_codes)}" if d.error_codes else "")
+            + (f" ({d.error_information[0]})" if d.error_information else "")
+            for d in alarms)
+        fail(message=f"NPU {_ids(alarms)} report a health alarm: {details}",
+             observed=details, expected="Health OK, Error Code NA",
+             why="the device itself reports a hardware or firmware fault; jobs on it fail or "
+                 "corrupt results",
+             manual="npu-smi info -t health -i <id> -c 0 ; look the codes up in the product's "
+                    "error-code list; collect logs (msnpureport) and reset or replace the card")
+    warned = [d for d in devices if "WARNING" in worst(d)]
+    if warned:
+        warn(message=f"NPU {_ids(warned)} report health Warning",
+             observed=", ".join(f"NPU {d.npu_id}: {d.health}" for d in warned),
+             expected="Health OK", why="a minor alarm often precedes a major one",
+             manual="npu-smi info -t health -i <id> -c 0")
+    observe(f"{len(devices)} device(s) healthy")
+
+
+def test_free(devices: list[NpuDevice]) -> None:
+    """devices.free: no process holds an NPU."""
+    busy = [d for d in devices if d.processes]
+    if busy:
+        procs = "; ".join(f"NPU {d.npu_id}: " + ", ".join(
+            f"pid {p.pid} {p.name or '?'} ({p.memory_mb} MB)" for p in d.processes)
+            for d in busy)
+        # A warning, not a failure: a doctor run beside a running job is legitimate.
+        warn(message=f"NPU {_ids(busy)} held by another process: {procs}",
+             observed=procs, expected="no process on the NPUs before a job starts",
+             why="a held device makes a new job fail to allocate memory, and driver upgrades "
+                 "or resets refuse to run",
+             manual="stop the process (or its container): ps -p <pid> -o pid,user,cmd")
+    observe(f"{len(devices)} device(s) free")
+
+
+def test_nodes(facts: Facts, devices: list[NpuDevice], expected_devices: int | None) -> None:
+    """devices.nodes: every NPU and the driver's management devices have their /dev node."""
+    nodes = {n.path for n in facts.device_nodes}
+    numbered = sorted(p for p in nodes if re.fullmatch(r"/dev/v?davinci\d+", p))
+    wanted = expected_devices if expected_devices is not None else len(devices)
+    missing = [f"/dev/{n}" for n in ("davinci_manager", "devmm_svm", "hisi_hdc")
+               if f"/dev/{n}" not in nodes]
+    problems = []
+    if len(numbered) < wanted:
+        problems.append(f"{len(numbered)} of {wanted} /dev/davinciN node(s)")
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    assert not problems, failure(
+        message="device nodes missing: " + "; ".join(problems),
+        observed=", ".join(numbered) or "no /dev/davinciN", expected=f"{wanted} davinci "
+        "node(s) plus davinci_manager, devmm_svm, hisi_hdc",
+        why="jobs open the NPUs through these nodes (containers need them passed in too)",
+        manual="reboot after the driver install; in a container add --device for each node")
+    observe(f"{len(numbered)} davinci node(s) and the management nodes")

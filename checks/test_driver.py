@@ -1,0 +1,148 @@
+"""Driver: installed, complete, loaded, answering, the spec's version, new enough for CANN."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_env.facts import CannFacts, DriverFacts, Facts
+from ascend_env.matrix import Matrix
+from ascend_env.spec import EnvSpec
+from ascend_env.verdict import fail, failure, observe, warn
+
+pytestmark = [pytest.mark.category("driver"), pytest.mark.level(1)]
+
+INSTALL_DRIVER = ("ascend-env install --profile <profile> --components driver,firmware "
+                  "(or Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full "
+                  "--install-for-all, then reboot)")
+
+
+def test_installed(facts: Facts) -> None:
+    """driver.installed: the NPU driver is installed."""
+    if facts.driver is None:
+        record = facts.install_record
+        where = record.driver_install_path if record and record.driver_install_path else \
+            "/usr/local/Ascend"
+        fail(message="the NPU driver is not installed",
+             observed=f"no {where}/driver/version.info",
+             expected="driver/version.info of an installed HDK driver",
+             why="nothing can open the NPUs without it: npu-smi, CANN and every framework "
+                 "need the driver",
+             manual=INSTALL_DRIVER)
+    observe(f"driver {facts.driver.version_raw} in {facts.driver.install_path}/driver")
+
+
+def test_complete(driver: DriverFacts) -> None:
+    """driver.complete: the driver install is complete (its tools are there)."""
+    assert driver.complete, failure(
+        message="the driver install is incomplete: driver/tools/upgrade-tool is missing",
+        observed=f"{driver.install_path}/driver/version.info without tools/upgrade-tool",
+        expected="version.info and tools/upgrade-tool (ascend-deployer's completeness test)",
+        why="an interrupted or partial install leaves libraries or tools missing; upgrades "
+            "and firmware installs fail on it",
+        manual="reinstall the driver: " + INSTALL_DRIVER)
+    observe("tools/upgrade-tool present")
+
+
+def test_loaded(facts: Facts, driver: DriverFacts) -> None:
+    """driver.loaded: the driver's kernel modules are loaded."""
+    del driver
+    if facts.modules.driver_loaded is None:
+        pytest.skip("the loaded kernel modules could not be read")
+    assert facts.modules.driver_loaded, failure(
+        message="no Ascend kernel module is loaded (drv_*, ascend*)",
+        observed=f"modules from {facts.modules.source}: none of the driver's",
+        expected="drv_pcie_host, drv_devmng and the other driver modules",
+        why="the device nodes and npu-smi only work with the modules loaded; a reboot after "
+            "the install is usually what is missing",
+        manual="reboot; if they still do not load: dmesg | grep -i -E 'davinci|drv_'; "
+               "rebuild with the kernel headers installed (dkms)")
+    observe(", ".join(facts.modules.loaded[:4]) + ("..." if len(facts.modules.loaded) > 4
+                                                   else ""))
+
+
+def test_npu_smi(facts: Facts, driver: DriverFacts) -> None:
+    """driver.npu-smi: npu-smi runs and answers."""
+    del driver
+    smi = facts.npu_smi
+    assert smi.available, failure(
+        message="npu-smi is not installed (it comes with the driver)",
+        observed="npu-smi: command not found", expected="/usr/local/bin/npu-smi",
+        why="npu-smi is how the driver reports devices, health and versions",
+        manual="reinstall the driver: " + INSTALL_DRIVER)
+    if smi.error is not None:
+        hint = (" (ret -8001: the driver needs an upgrade or a reboot)"
+                if "-8001" in smi.error else "")
+        fail(message=f"npu-smi fails: {smi.error}{hint}",
+             observed=f"npu-smi info: exit {smi.rc}: {smi.error}",
+             expected="npu-smi info prints the device table",
+             why="when npu-smi cannot talk to the driver, no job can either",
+             manual="reboot after a driver install; check dmesg; upgrade the driver with "
+                    "--upgrade if the error persists")
+    observe(f"npu-smi {smi.tool_version}")
+
+
+def test_running_version(facts: Facts, driver: DriverFacts) -> None:
+    """driver.running: the driver npu-smi reports is the installed one (no reboot pending)."""
+    running = facts.npu_smi.driver_version
+    if running is None or driver.version is None:
+        pytest.skip("npu-smi reports no driver version")
+    installed = driver.version_raw or ""
+    same = running.lower() == installed.lower() or running.lower().startswith(
+        installed.lower() + ".")
+    if not same:
+        warn(message=f"npu-smi reports driver {running}, {installed} is installed: a reboot "
+                     "is pending",
+             observed=f"running {running}", expected=f"installed {installed}",
+             why="until the reboot the old driver runs, and CANN may not match it",
+             manual="reboot the host")
+    observe(f"driver {running} running")
+
+
+def test_version(driver: DriverFacts, with_spec: EnvSpec) -> None:
+    """driver.version: the installed driver is the spec's HDK release."""
+    wanted = with_spec.driver.version
+    assert driver.version is not None and driver.version.release() == wanted.release(), \
+        failure(message=f"driver {driver.version_raw} is installed, the spec wants "
+                        f"{wanted.raw}",
+                observed=f"driver {driver.version_raw}",
+                expected=f"driver {wanted.raw} (driver.version of spec {with_spec.name})",
+                why="the spec pins the driver that CANN and firmware were validated with",
+                manual=f"ascend-env install --spec <spec> --components driver,firmware "
+                       f"(HDK {wanted.raw})")
+    observe(f"driver {driver.version_raw}", f"driver {wanted.raw}")
+
+
+def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> None:
+    """driver.supports-cann: the driver is new enough for the installed CANN."""
+    if driver.version is None or cann.version is None:
+        pytest.skip("a version could not be read (see notes)")
+    row = matrix.cann_row(cann.version)
+    if row is None:
+        warn(message=f"CANN {cann.version_raw} is not in the compatibility matrix; the "
+                     "driver pairing cannot be checked",
+             observed=f"CANN {cann.version_raw}, driver {driver.version_raw}",
+             expected="a CANN release from `ascend-env matrix`",
+             why="an unknown CANN may need a newer driver than this host has",
+             manual="ascend-env matrix")
+    minimum = row.minimum_hdk()
+    sources = ", ".join(row.sources)
+    if minimum is not None and driver.version < minimum:
+        fail(message=f"CANN {cann.version_raw} is too new for driver {driver.version_raw}: it "
+                     f"needs HDK >= {minimum.raw}",
+             observed=f"driver {driver.version_raw}, CANN {cann.version_raw}",
+             expected=f"driver >= {minimum.raw} (paired: {row.hdk.raw if row.hdk else '?'}; "
+                      f"{sources})",
+             why="CANN calls driver interfaces that older drivers lack; jobs fail at start-up "
+                 "with device init errors",
+             manual=f"upgrade driver and firmware to HDK {row.hdk.raw if row.hdk else minimum.raw}"
+                    " (firmware first): ascend-env install --components driver,firmware")
+    if not row.accepts_hdk(driver.version):
+        warn(message=f"driver {driver.version_raw} is not a sourced pairing for CANN "
+                     f"{cann.version_raw} (released with HDK {row.hdk.raw if row.hdk else '?'})",
+             observed=f"driver {driver.version_raw}",
+             expected=f"HDK {row.hdk.raw if row.hdk else '?'} or lines "
+                      f"{', '.join(row.hdk_compatible)} ({sources})",
+             why="untested pairings are where subtle device errors come from",
+             manual="ascend-env matrix --cann " + cann.version_raw if cann.version_raw else "")
+    observe(f"driver {driver.version_raw} with CANN {cann.version_raw}",
+            f">= {minimum.raw}" if minimum else None)

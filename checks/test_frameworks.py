@@ -1,0 +1,127 @@
+"""Frameworks: torch_npu and MindSpore pair with the installed CANN; the spec's versions."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.utils import canonicalize_version
+
+from ascend_env.facts import CannFacts, Facts
+from ascend_env.matrix import Matrix
+from ascend_env.spec import EnvSpec
+from ascend_env.verdict import fail, failure, observe, warn
+
+pytestmark = [pytest.mark.category("frameworks"), pytest.mark.level(1)]
+
+
+def _same(a: str, b: str) -> bool:
+    """PEP 440 equality without local labels (`2.9.0+cpu` is torch 2.9.0)."""
+    def public(version: str) -> str:
+        return canonicalize_version(version.split("+", maxsplit=1)[0])
+
+    return public(a) == public(b)
+
+
+def _pip(facts: Facts) -> str:
+    python = facts.frameworks.python.executable if facts.frameworks.python else None
+    return f"{python or 'python3'} -m pip"
+
+
+def test_torch_npu_cann(facts: Facts, cann: CannFacts, matrix: Matrix) -> None:
+    """frameworks.torch-npu-cann: the installed torch_npu is built for the installed CANN."""
+    torch_npu = facts.frameworks.torch_npu
+    if torch_npu is None:
+        pytest.skip("torch_npu is not installed in the framework Python")
+    if cann.version is None:
+        pytest.skip("the CANN version could not be read")
+    rows = [r for r in matrix.torch if _same(r.torch_npu, torch_npu)]
+    for_cann = [r for r in matrix.torch_rows(cann.version) if r.status == "followed"]
+    choices = ", ".join(f"{r.torch_npu} (torch {r.torch})" for r in for_cann) or "none known"
+    if not rows:
+        warn(message=f"torch_npu {torch_npu} is not in the compatibility matrix; its CANN "
+                     "cannot be checked",
+             observed=f"torch_npu {torch_npu}", expected=f"for CANN {cann.version_raw}: "
+             + choices, why="an unknown build may target another CANN",
+             manual=f"{_pip(facts)} install torch_npu==<one of: {choices}>")
+    if not any(r.cann == cann.version.release() for r in rows):
+        built_for = ", ".join(sorted({r.cann.raw for r in rows}))
+        fail(message=f"torch_npu {torch_npu} is built for CANN {built_for}, CANN "
+                     f"{cann.version_raw} is installed",
+             observed=f"torch_npu {torch_npu} (CANN {built_for}; "
+                      f"{', '.join(sorted({s for r in rows for s in r.sources}))})",
+             expected=f"a torch_npu for CANN {cann.version_raw}: {choices}",
+             why="a torch_npu of another CANN fails with undefined symbols "
+                 "(libtorch_npu.so: undefined symbol) or 'aclsysGetCANNVersion' warnings "
+                 "and device init errors",
+             manual=f"{_pip(facts)} install torch_npu==<one of: {choices}> with its torch")
+    observe(f"torch_npu {torch_npu} for CANN {cann.version_raw}")
+
+
+def test_torch_pair(facts: Facts, matrix: Matrix) -> None:
+    """frameworks.torch-pair: torch is the release torch_npu extends."""
+    torch_npu = facts.frameworks.torch_npu
+    if torch_npu is None:
+        pytest.skip("torch_npu is not installed in the framework Python")
+    rows = [r for r in matrix.torch if _same(r.torch_npu, torch_npu)]
+    if not rows:
+        pytest.skip(f"torch_npu {torch_npu} is not in the matrix")
+    wanted = rows[0].torch
+    torch = facts.frameworks.torch
+    assert torch is not None and _same(torch, wanted), failure(
+        message=f"torch_npu {torch_npu} extends torch {wanted}, torch "
+                f"{torch or 'is not installed'}" + (" is installed" if torch else ""),
+        observed=f"torch {torch}", expected=f"torch {wanted}",
+        why="torch_npu is compiled against one torch release; another fails at import",
+        manual=f"{_pip(facts)} install torch=={wanted} (the CPU build on x86_64)")
+    observe(f"torch {torch} with torch_npu {torch_npu}")
+
+
+def test_mindspore_cann(facts: Facts, cann: CannFacts, matrix: Matrix) -> None:
+    """frameworks.mindspore-cann: the installed MindSpore runs on the installed CANN."""
+    mindspore = facts.frameworks.mindspore
+    if mindspore is None:
+        pytest.skip("MindSpore is not installed in the framework Python")
+    if cann.version is None:
+        pytest.skip("the CANN version could not be read")
+    rows = [r for r in matrix.mindspore if _same(r.mindspore, mindspore)]
+    choices = ", ".join(r.mindspore for r in matrix.mindspore_rows(cann.version)) or "none"
+    if not rows:
+        warn(message=f"MindSpore {mindspore} is not in the compatibility matrix",
+             observed=f"mindspore {mindspore}", expected=choices,
+             why="its CANN pairing cannot be checked",
+             manual=f"{_pip(facts)} install mindspore==<one of: {choices}>")
+    assert any(r.cann == cann.version.release() for r in rows), failure(
+        message=f"MindSpore {mindspore} is documented with CANN "
+                f"{', '.join(sorted({r.cann.raw for r in rows}))}, CANN {cann.version_raw} "
+                "is installed",
+        observed=f"mindspore {mindspore}", expected=f"for CANN {cann.version_raw}: {choices}",
+        why="MindSpore checks the CANN version at import and fails on kernels of another "
+            "release",
+        manual=f"{_pip(facts)} install mindspore==<one of: {choices}>")
+    observe(f"mindspore {mindspore} for CANN {cann.version_raw}")
+
+
+def test_spec_versions(facts: Facts, with_spec: EnvSpec) -> None:
+    """frameworks.versions: the framework versions are the spec's."""
+    if facts.frameworks.python is None:
+        pytest.skip("the framework Python could not be read")
+    wanted: dict[str, str] = {}
+    torch = with_spec.frameworks.torch
+    if torch is not None:
+        wanted |= {"torch": torch.version, "torch_npu": torch.torch_npu}
+    if with_spec.frameworks.mindspore is not None:
+        wanted["mindspore"] = with_spec.frameworks.mindspore.version
+    if not wanted:
+        pytest.skip("the spec names no framework")
+    found = {"torch": facts.frameworks.torch, "torch_npu": facts.frameworks.torch_npu,
+             "mindspore": facts.frameworks.mindspore}
+    wrong = {k: found[k] for k, v in wanted.items() if found[k] is None or
+             not _same(found[k] or "", v)}
+    assert not wrong, failure(
+        message="frameworks differ from the spec: " + ", ".join(
+            f"{k} {v or 'missing'} (wants {wanted[k]})" for k, v in wrong.items()),
+        observed=", ".join(f"{k} {found[k] or 'missing'}" for k in wanted) + " in "
+                 + (facts.frameworks.python.executable or "?"),
+        expected=", ".join(f"{k} {v}" for k, v in wanted.items()),
+        why="the spec pins the framework versions that were paired with its CANN",
+        manual="ascend-env install --spec <spec> --components python")
+    observe(", ".join(f"{k} {found[k]}" for k in wanted))
