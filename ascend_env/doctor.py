@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
-from ascend_env.capture import load_capture
+from ascend_env.capture import load_capture, save_captures
+from ascend_env.capture import redact as redact_captures
 from ascend_env.collect import Captured, ProbeOptions, capture_hosts, capture_local, resolve_hosts
-from ascend_env.errors import UsageError
+from ascend_env.errors import EXIT_CANNOT_RUN, AscendEnvError, UsageError
 from ascend_env.facts import Facts, facts_from_capture
 from ascend_env.matrix import Matrix, load_matrix
 from ascend_env.report import CheckResult, FixRef, FleetReport, Report, SpecRef, Status
@@ -289,13 +291,13 @@ def captured_targets(options: DoctorOptions) -> list[Captured]:
     return capture_hosts(hosts, probe, timeout_s=options.timeout_s)
 
 
-def _now() -> str:
+def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
 def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
     """Facts and the check suite for every captured target; a Report per target."""
-    started, clock = _now(), time.monotonic()
+    started, clock = now_iso(), time.monotonic()
     spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
         if options.spec else None
     targets, reports = [], {}
@@ -338,6 +340,43 @@ def doctor(options: DoctorOptions) -> Report | FleetReport:
     """Capture every target, run the suite, build the report."""
     if options.level not in LEVELS:
         raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
-    started, clock = _now(), time.monotonic()
+    started, clock = now_iso(), time.monotonic()
     reports = evaluate(captured_targets(options), options)
     return as_document(reports, options, started, time.monotonic() - clock)
+
+
+# -- collect ----------------------------------------------------------------------------------
+
+class CollectedHost(BaseModel):
+    name: str
+    captured: bool
+    error: str | None = None
+
+
+class CollectResult(BaseModel):
+    """What `ascend-env collect` wrote."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    schema_: str = Field("ascend-env/collect/v1", alias="schema")
+    output: str
+    redacted: bool
+    hosts: list[CollectedHost]
+
+    def exit_code(self) -> int:
+        return 0 if all(h.captured for h in self.hosts) else EXIT_CANNOT_RUN
+
+
+def collect(options: DoctorOptions, output: Path, *, redact: bool = False) -> CollectResult:
+    """Capture the targets into one file (a list for several hosts) for `doctor --from`."""
+    captured = captured_targets(options)
+    captures = [c.capture for c in captured if c.capture is not None]
+    if not captures:
+        reasons = "; ".join(f"{c.name}: {c.error}" for c in captured)
+        raise AscendEnvError(f"no host could be captured: {reasons}")
+    if redact:
+        captures = redact_captures(captures)
+    save_captures(output, captures)
+    return CollectResult(output=str(output), redacted=redact, hosts=[
+        CollectedHost(name=c.name, captured=c.capture is not None, error=c.error)
+        for c in captured])

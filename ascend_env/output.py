@@ -6,7 +6,8 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
@@ -24,6 +25,12 @@ from ascend_env.validate import ValidationResult
 from ascend_env.versions import InvalidVersionError, parse
 
 _console = Console(highlight=False, soft_wrap=True)
+
+if TYPE_CHECKING:
+    from ascend_env.doctor import CheckInfo, CollectResult
+    from ascend_env.report import FleetReport, Report
+
+    DoctorDocument = Report | FleetReport
 
 
 def _print_json(document: dict[str, Any]) -> None:
@@ -268,3 +275,62 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""
     _console.print(f"{verdict}{mode}; full log: {summary.log}")
+
+
+# -- doctor and collect ------------------------------------------------------------------------
+
+def render_doctor(document: DoctorDocument, *, as_json: bool, junit: Path | None = None,
+                  prometheus: Path | None = None, verbose: bool = False) -> None:
+    """A doctor report on the terminal or as JSON, plus the JUnit and Prometheus files."""
+    import time  # noqa: PLC0415
+
+    from ascend_env.report import (  # noqa: PLC0415
+        FleetReport,
+        render_fleet,
+        render_json,
+        render_junit,
+        render_prometheus,
+        render_terminal,
+        write_atomic,
+    )
+
+    reports = document.hosts if isinstance(document, FleetReport) else [document]
+    if junit is not None:
+        write_atomic(junit, render_junit(reports))
+    if prometheus is not None:
+        write_atomic(prometheus, render_prometheus(reports, now=time.time()))
+    if as_json:
+        print(render_json(document), end="")
+    elif isinstance(document, FleetReport):
+        render_fleet(document, _console)
+    else:
+        render_terminal(document, _console, verbose=verbose)
+    for report in reports:
+        if report.fixes is not None:
+            _console.print(f"[bold]{report.host}[/bold] fixes: {report.fixes.summary()}")
+
+
+def render_check_list(checks: list[CheckInfo], *, as_json: bool) -> None:
+    """The suite's checks: id, category, level and title."""
+    if as_json:
+        _print_json({"schema": "ascend-env/checks/v1", "checks": [
+            {"id": c.id, "title": c.title, "category": c.category, "level": c.level}
+            for c in checks]})
+        return
+    table = Table("id", "category", "level", "checks that", box=None)
+    for c in checks:
+        table.add_row(c.id, c.category, str(c.level), c.title)
+    _console.print(table)
+
+
+def render_collect(result: CollectResult, *, as_json: bool) -> None:
+    """Which hosts were captured into which file."""
+    if as_json:
+        _print_json(result.model_dump(mode="json", by_alias=True))
+        return
+    for host in result.hosts:
+        mark = "[green]captured[/green]" if host.captured else "[red]not captured[/red]"
+        _console.print(f"{mark} {host.name}" + (f": {host.error}" if host.error else ""))
+    done = sum(1 for h in result.hosts if h.captured)
+    _console.print(f"{done} of {len(result.hosts)} host(s) written to {result.output}"
+                   + (" (redacted)" if result.redacted else ""))

@@ -78,6 +78,27 @@ class SpecRef(_Model):
     digest: str
 
 
+class FixRun(_Model):
+    """What `doctor --fix` did on one host: the fix ids it ran and what changed."""
+
+    mode: Literal["apply", "dry-run"]
+    ids: list[str]
+    status: str = Field(description="ok, changed, failed, unreachable (Ansible's view)")
+    changed: list[str] = Field(default_factory=list, description="tasks that changed "
+                               "(or would, in a dry run)")
+    failed: list[str] = Field(default_factory=list)
+    log: str = ""
+
+    def summary(self) -> str:
+        verb = "would change" if self.mode == "dry-run" else "changed"
+        text = f"{', '.join(self.ids)}: {self.status}"
+        if self.changed:
+            text += f"; {verb}: {'; '.join(self.changed)}"
+        if self.failed:
+            text += f"; FAILED: {'; '.join(self.failed)}"
+        return text + (f" (log {self.log})" if self.log else "")
+
+
 class Report(_Model):
     """The doctor's verdict on one host."""
 
@@ -93,6 +114,7 @@ class Report(_Model):
     duration_s: float = 0.0
     summary: dict[Status, int] = Field(default_factory=dict)
     checks: list[CheckResult] = Field(default_factory=list)
+    fixes: FixRun | None = None
 
     def summarize(self) -> Report:
         counts = Counter(c.status for c in self.checks)
