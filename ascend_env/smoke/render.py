@@ -24,6 +24,7 @@ def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
     for check in verdict.checks:
         where = f" [{check.device}]" if check.device else ""
         typer.echo(f"  {MARKS[check.status]:<4}  {check.id:<13}{where} {check.message}")
-    if verdict.thresholds.chip:
-        typer.echo(f"  chip {verdict.thresholds.chip} (thresholds from "
-                   f"{verdict.thresholds.peak_source})")
+    limits = verdict.thresholds
+    if limits.chip:
+        peaks = ", ".join(f"{k} {v:g} TFLOPS" for k, v in limits.peak_tflops.items()) or "none"
+        typer.echo(f"  chip {limits.chip}: peak {peaks} ({limits.peak_source})")

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from ascend_env.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
 from ascend_env.smoke.evidence import SCHEMAS, parse_evidence
+from ascend_env.smoke.harness import parse_device
 from ascend_env.smoke.verdict import Thresholds, Verdict, chip_from_name, judge, thresholds_for
 
 Framework = Literal["torch", "mindspore", "hccl"]
@@ -226,7 +227,15 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
         if load_chips().get(chip) is None:
             raise UsageError(f"unknown chip {chip!r}; known: "
                              f"{', '.join(load_chips().chips)}")
-    return SmokeRequest(framework=framework, device=device or DEFAULT_DEVICE[framework],
+    device = device or DEFAULT_DEVICE[framework]
+    try:
+        _, index = parse_device(device)
+    except ValueError as exc:
+        raise UsageError(f"--device: {exc}") from exc
+    if framework == "hccl" and index is not None:
+        raise UsageError(f"--device {device}: an all-reduce spans devices; use all, cuda or "
+                         "cpu")
+    return SmokeRequest(framework=framework, device=device,
                         steps=steps or 50, timeout_s=timeout_s or 600.0,
                         python=python or (sys.executable if host is None else "python3"),
                         chip=chip, peak_tflops=peak_tflops, min_tflops_fraction=min_fraction,
