@@ -2,7 +2,7 @@
 
 The transport is a small seam, `Target`: put a workload script on the target, run an argv
 there with a time limit. `LocalTarget` runs this machine's Python with subprocess;
-`TestinfraTarget` does the same through a testinfra host (`ssh://`, `ansible://`,
+`HostTarget` does the same through a testinfra host (`ssh://`, `ansible://`,
 `docker://`, `local://`), which is how the doctor ships the same scripts.
 """
 
@@ -83,7 +83,7 @@ class LocalTarget:
         return Completed(done.returncode, done.stdout, done.stderr)
 
 
-class TestinfraTarget:
+class HostTarget:
     """A testinfra host: the script is written to a temporary directory over its transport."""
 
     def __init__(self, spec: str) -> None:
@@ -244,7 +244,7 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
 
 def target_for(host: str | None) -> Target:
     """LocalTarget, or a testinfra host for --host."""
-    return LocalTarget() if host is None else TestinfraTarget(host)
+    return LocalTarget() if host is None else HostTarget(host)
 
 
 def _text(value: str | bytes | None) -> str:
