@@ -162,6 +162,7 @@ class Rank(_Part):
     pid: int | None = None
     status: Status
     reason: str | None = None
+    log_tail: str | None = None  # kept for ranks that did not end "ok"
 
 
 class CollectiveResult(_Part):

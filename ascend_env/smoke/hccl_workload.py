@@ -33,6 +33,7 @@ import platform
 import re
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -98,22 +99,28 @@ class Emitter:
         return time.monotonic() - self._started
 
     def arm(self, timeout_s: float) -> None:
-        """Start the watchdog: at the limit, print what was gathered and exit 3."""
-        self._timer = threading.Timer(max(timeout_s - self.elapsed(), 0.0), self._expire,
-                                      args=(timeout_s,))
+        """Start the watchdog: at the limit, print what was gathered and exit 3. SIGTERM
+        (a transport's own time limit, a coordinator stopping a rank) prints it too."""
+        self._timer = threading.Timer(max(timeout_s - self.elapsed(), 0.0), self._finish,
+                                      args=("timeout", f"time limit of {timeout_s:g} s reached",
+                                            EXIT_TIMEOUT))
         self._timer.daemon = True
         self._timer.start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._terminated)
 
-    def _expire(self, timeout_s: float) -> None:
+    def _terminated(self, signum: int, frame: Any) -> None:
+        self._finish("error", f"terminated by signal {signum}", EXIT_FAILED)
+
+    def _finish(self, status: str, why: str, code: int) -> None:
         if self._done:
             return
-        self.doc["status"] = "timeout"
-        self.doc["reason"] = "time limit of {:g} s reached during {}".format(
-            timeout_s, self.doc.get("phase") or "start-up")
+        self.doc["status"] = status
+        self.doc["reason"] = "{} during {}".format(why, self.doc.get("phase") or "start-up")
         try:
-            self.emit(EXIT_TIMEOUT)
-        finally:  # even if stdout is gone, the run must end at its limit
-            os._exit(EXIT_TIMEOUT)
+            self.emit(code)
+        finally:  # even if stdout is gone, the run must end now
+            os._exit(code)
 
     def log_text(self) -> str:
         """What the framework printed so far (the last few MiB)."""
@@ -396,6 +403,7 @@ BACKENDS = {"npu": "hccl", "cuda": "nccl", "cpu": "gloo"}
 DEFAULT_SIZES = {"cpu": "64K,1M,4M", "npu": "1M,16M,128M", "cuda": "1M,16M,128M"}
 UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 WARMUP = 3
+FAILED_RANK_GRACE_S = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -462,9 +470,10 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) 
     doc["world_size"] = nprocs
     doc["phase"] = f"all-reduce over {nprocs} {backend} rank(s)"
     workers = start_workers(args, kind, nprocs, sizes, emitter)
-    ranks = [collect(worker, rank, args.timeout - emitter.elapsed() + 5)
-             for rank, worker in enumerate(workers)]
-    doc["ranks"] = [{key: r.get(key) for key in ("rank", "device", "pid", "status", "reason")}
+    wait_for(workers, args.timeout - emitter.elapsed() + 5)
+    ranks = [collect(worker, rank) for rank, worker in enumerate(workers)]
+    doc["ranks"] = [{key: r.get(key) for key in ("rank", "device", "pid", "status", "reason")
+                     + (("log_tail",) if r.get("status") != "ok" else ())}
                     for r in ranks]
     doc["results"] = merge_results(ranks, nprocs)
     doc["phase"] = "done"
@@ -531,10 +540,28 @@ def start_workers(args: argparse.Namespace, kind: str, nprocs: int, sizes: list[
     return workers
 
 
-def collect(worker: subprocess.Popen[bytes], rank: int, wait_s: float) -> dict[str, Any]:
+def wait_for(workers: list[subprocess.Popen[bytes]], wait_s: float) -> None:
+    """Until every worker ends. A rank that fails leaves the others waiting in a collective,
+    so they get SIGTERM FAILED_RANK_GRACE_S later (and SIGKILL from collect if that cannot
+    interrupt the wait)."""
+    deadline = time.monotonic() + max(wait_s, 1.0)
+    failed_at = None
+    while any(worker.poll() is None for worker in workers):
+        now = time.monotonic()
+        if failed_at is None and any(worker.poll() not in (None, 0) for worker in workers):
+            failed_at = now
+        if now > deadline or (failed_at is not None and now - failed_at > FAILED_RANK_GRACE_S):
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.terminate()
+            break
+        time.sleep(0.1)
+
+
+def collect(worker: subprocess.Popen[bytes], rank: int) -> dict[str, Any]:
     """A worker's evidence document (or why there is none)."""
     try:
-        out, _ = worker.communicate(timeout=max(wait_s, 1.0))
+        out, _ = worker.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         worker.kill()
         out, _ = worker.communicate()

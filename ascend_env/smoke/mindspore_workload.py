@@ -33,6 +33,7 @@ import platform
 import re
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -98,22 +99,28 @@ class Emitter:
         return time.monotonic() - self._started
 
     def arm(self, timeout_s: float) -> None:
-        """Start the watchdog: at the limit, print what was gathered and exit 3."""
-        self._timer = threading.Timer(max(timeout_s - self.elapsed(), 0.0), self._expire,
-                                      args=(timeout_s,))
+        """Start the watchdog: at the limit, print what was gathered and exit 3. SIGTERM
+        (a transport's own time limit, a coordinator stopping a rank) prints it too."""
+        self._timer = threading.Timer(max(timeout_s - self.elapsed(), 0.0), self._finish,
+                                      args=("timeout", f"time limit of {timeout_s:g} s reached",
+                                            EXIT_TIMEOUT))
         self._timer.daemon = True
         self._timer.start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._terminated)
 
-    def _expire(self, timeout_s: float) -> None:
+    def _terminated(self, signum: int, frame: Any) -> None:
+        self._finish("error", f"terminated by signal {signum}", EXIT_FAILED)
+
+    def _finish(self, status: str, why: str, code: int) -> None:
         if self._done:
             return
-        self.doc["status"] = "timeout"
-        self.doc["reason"] = "time limit of {:g} s reached during {}".format(
-            timeout_s, self.doc.get("phase") or "start-up")
+        self.doc["status"] = status
+        self.doc["reason"] = "{} during {}".format(why, self.doc.get("phase") or "start-up")
         try:
-            self.emit(EXIT_TIMEOUT)
-        finally:  # even if stdout is gone, the run must end at its limit
-            os._exit(EXIT_TIMEOUT)
+            self.emit(code)
+        finally:  # even if stdout is gone, the run must end now
+            os._exit(code)
 
     def log_text(self) -> str:
         """What the framework printed so far (the last few MiB)."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,8 @@ emitter.arm(float(sys.argv[1]))
 print("framework chatter on stdout")
 os.write(2, b"C++ warning on fd 2\\n")
 doc["phase"] = "sleeping"
+if len(sys.argv) > 3:
+    open(sys.argv[3], "w").close()  # tell the test the handlers are in place
 time.sleep(float(sys.argv[2]))
 doc["status"] = "ok"
 sys.exit(emitter.emit(0))
@@ -213,3 +217,19 @@ def test_watchdog_prints_the_evidence_so_far_and_exits_3() -> None:
 def test_nan_becomes_null() -> None:
     text = harness.dumps({"schema": "s", "loss": [1.0, float("nan"), float("inf")]})
     assert json.loads(text)["loss"] == [1.0, None, None]
+
+
+def test_sigterm_prints_the_evidence_so_far(tmp_path: Path) -> None:
+    """What a transport's own time limit (coreutils timeout) or the hccl coordinator sends."""
+    ready = tmp_path / "ready"
+    worker = subprocess.Popen([sys.executable, "-c", EMITTER, "60", "30", str(ready)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.send_signal(signal.SIGTERM)
+    out, _ = worker.communicate(timeout=20)
+    assert worker.returncode == harness.EXIT_FAILED
+    document = json.loads(out)
+    assert document["status"] == "error"
+    assert document["reason"] == f"terminated by signal {signal.SIGTERM.value} during sleeping"
