@@ -140,6 +140,22 @@ def _ansible_path() -> dict[str, str]:
     return {"PATH": here + os.pathsep + path} if here not in path.split(os.pathsep) else {}
 
 
+def inventory_hosts(inventory: Path, limit: str | None) -> list[str]:
+    """Host names of an inventory matching an Ansible pattern (`a:b`, `web*`, `all:!down`),
+    read by Ansible's own inventory code."""
+    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+
+    try:
+        manager = InventoryManager(loader=DataLoader(), sources=[str(inventory)])
+        names = [host.name for host in manager.list_hosts(limit or "all")]
+    except Exception as exc:
+        raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
+    if not names:
+        raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
+    return names
+
+
 def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
                   target: str | None = None, ssh_config: Path | None = None
                   ) -> list[tuple[str, Any]]:
@@ -148,14 +164,13 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
     if inventory is not None:
         if not inventory.exists():
             raise UsageError(f"inventory {inventory} does not exist")
+        names = inventory_hosts(inventory, limit)
         os.environ.update(_ansible_path())
         try:
-            hosts = testinfra.get_hosts([f"ansible://{limit or 'all'}"],
+            hosts = testinfra.get_hosts([f"ansible://{name}" for name in names],
                                         ansible_inventory=str(inventory))
         except Exception as exc:
             raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
-        if not hosts:
-            raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
         return [(h.backend.get_hostname(), h) for h in hosts]
     assert target is not None
     spec = target if "://" in target else f"ssh://{target}"

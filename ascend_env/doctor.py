@@ -31,7 +31,13 @@ from ascend_env.matrix import Matrix, load_matrix
 from ascend_env.report import CheckResult, FixRef, FleetReport, Report, SpecRef, Status
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
-from ascend_env.verdict import CheckFailure, CheckWarning, Finding, take_observed
+from ascend_env.verdict import (
+    CheckFailure,
+    CheckWarning,
+    Finding,
+    take_failure,
+    take_observed,
+)
 
 PLUGIN_NAME = "ascend_env_doctor"
 LEVELS = (1, 2, 3)
@@ -144,6 +150,7 @@ class DoctorPlugin:
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         take_observed()
+        take_failure()
         self._started[item.nodeid] = time.monotonic()
 
     @pytest.hookimpl(wrapper=True)
@@ -178,6 +185,8 @@ class DoctorPlugin:
         elif isinstance(error, AssertionError) and error.args and \
                 isinstance(error.args[0], Finding):
             finding = error.args[0]
+        elif isinstance(error, AssertionError) and (recorded := take_failure()) is not None:
+            finding = recorded
         elif isinstance(error, AssertionError):
             return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
         else:

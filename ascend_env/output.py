@@ -305,9 +305,10 @@ def render_doctor(document: DoctorDocument, *, as_json: bool, junit: Path | None
         render_fleet(document, _console)
     else:
         render_terminal(document, _console, verbose=verbose)
-    for report in reports:
-        if report.fixes is not None:
-            _console.print(f"[bold]{report.host}[/bold] fixes: {report.fixes.summary()}")
+    if not as_json:
+        for report in reports:
+            if report.fixes is not None:
+                _console.print(f"[bold]{report.host}[/bold] fixes: {report.fixes.summary()}")
 
 
 def render_check_list(checks: list[CheckInfo], *, as_json: bool) -> None:

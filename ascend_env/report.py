@@ -263,7 +263,13 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
         cells = [_cell([c for c in report.checks if c.category == cat]) for cat in categories]
         verdict = "[red]failed[/red]" if report.failed else "[green]ok[/green]"
         table.add_row(escape(report.host), *cells, verdict)
-    console.print(table)
+    # Never squeeze the table into a narrow (or piped) terminal: truncated headers read badly.
+    host_width = max([4, *(len(r.host) for r in fleet.hosts)])
+    needed = host_width + 2 + sum(len(c) + 2 for c in categories) + len("unreachable") + 2
+    wide = Console(file=console.file, width=max(console.width, needed), highlight=False,
+                   no_color=console.no_color, force_terminal=console.is_terminal,
+                   color_system=console.color_system)  # type: ignore[arg-type]
+    wide.print(table)
     for report in fleet.hosts:
         if not report.reachable:
             console.print(f"[red]{escape(report.host)}: unreachable[/red]: "

@@ -52,8 +52,12 @@ def failure(*, message: str, observed: str | None = None, expected: str | None =
             why: str | None = None, fix: str | None = None,
             manual: str | None = None) -> Finding:
     """The details of a failed `assert` (see the module docstring)."""
-    return Finding(message=message, observed=observed, expected=expected, why=why, fix=fix,
-                   manual=manual)
+    finding = Finding(message=message, observed=observed, expected=expected, why=why, fix=fix,
+                      manual=manual)
+    # Also remembered: under assertion rewriting (pytest inside pytest) the AssertionError
+    # carries text, not the Finding; the doctor's plugin reads it from here then.
+    _failed.set(finding)
+    return finding
 
 
 def fail(*, message: str, observed: str | None = None, expected: str | None = None,
@@ -78,6 +82,16 @@ _observed: ContextVar[tuple[str | None, str | None] | None] = ContextVar("observ
 def observe(observed: str | None, expected: str | None = None) -> None:
     """Record what a check saw (and wanted) so that a pass carries evidence too."""
     _observed.set((observed, expected))
+
+
+_failed: ContextVar[Finding | None] = ContextVar("failed", default=None)
+
+
+def take_failure() -> Finding | None:
+    """The Finding of the last `failure(...)` call, cleared."""
+    value = _failed.get()
+    _failed.set(None)
+    return value
 
 
 def take_observed() -> tuple[str | None, str | None]:

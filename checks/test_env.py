@@ -73,13 +73,22 @@ def test_driver_libraries(facts: Facts, driver: DriverFacts) -> None:
 
 def test_cann_libraries(facts: Facts, cann: CannFacts) -> None:
     """env.cann-libraries: CANN's libraries resolve (loader cache or a login shell's path)."""
-    login = _login_dirs(facts)
+    # cann/ and ascend-toolkit/latest are links to the active version folder: one place.
+    links = (f"{cann.install_path}/cann", f"{cann.install_path}/ascend-toolkit/latest")
+
+    def real(path: str) -> str:
+        for link in links:
+            if path == link or path.startswith(link + "/"):
+                return cann.home + path[len(link):]
+        return path
+
+    login = {real(d) for d in _login_dirs(facts)}
     missing = []
     for soname in CANN_LIBS:
         lib = facts.libraries.get(soname)
         if lib is None:
             continue
-        in_login = any(posixpath.dirname(p) in login for p in lib.on_disk)
+        in_login = any(real(posixpath.dirname(p)) in login for p in lib.on_disk)
         if not (lib.resolvable or in_login):
             missing.append(soname)
     assert not missing, failure(
