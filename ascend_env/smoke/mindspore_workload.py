@@ -646,7 +646,7 @@ def throughput(ms: Any, np: Any, kind: str, args: argparse.Namespace,
         iterations += 1
         if iterations % every == 0:
             synchronize(ms, out)
-            if time.perf_counter() - started >= budget_s or iterations >= 400:
+            if time.perf_counter() - started >= budget_s or iterations >= 1000:
                 break
     synchronize(ms, out)
     seconds = time.perf_counter() - started

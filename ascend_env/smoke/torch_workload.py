@@ -716,7 +716,7 @@ def throughput(device: torch.device, args: argparse.Namespace, precision: str,
         iterations += 1
         if iterations % every == 0:
             synchronize(out)
-            if time.perf_counter() - started >= budget_s or iterations >= 400:
+            if time.perf_counter() - started >= budget_s or iterations >= 1000:
                 break
     synchronize(out)
     seconds = time.perf_counter() - started
