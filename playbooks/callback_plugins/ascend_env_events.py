@@ -45,6 +45,12 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
                                        default=str) + "\n")
             self._out.flush()
 
+    def v2_playbook_on_play_start(self, play: Any) -> None:
+        # Every host the play targets, so hosts a stopped roll never reached are reported too.
+        manager = play.get_variable_manager()
+        hosts = [host.get_name() for host in manager._inventory.get_hosts(play.hosts)]
+        self._emit("play", play=play.get_name(), hosts=hosts)
+
     def v2_playbook_on_task_start(self, task: Any, is_conditional: bool) -> None:
         self._emit("task", task=task.get_name(), role=task._role.get_name()
                    if task._role else None)

@@ -13,8 +13,8 @@ BOOT_ID = "var/lib/ascend-sim/boot_id"
 REBOOT_COMMAND = "usr/local/sbin/sim-reboot"
 
 # Extra vars for `ascend-env install` against simulated hosts: never a real reboot.
-FAKE_REBOOT_VARS = {
-    "hdk_reboot_boot_id_command": f"cat /{BOOT_ID}",
+FAKE_REBOOT_VARS: dict[str, str | int] = {
+    "ascend_boot_id_file": f"/{BOOT_ID}",
     "hdk_reboot_command": f"/{REBOOT_COMMAND}",
     "hdk_reboot_timeout": 60,
 }

@@ -2,12 +2,14 @@
 """Read what the install needs to know about one Ascend host; print it as JSON.
 
 Runs on the target with the standard library only (Python 3.8+). Read-only.
-Arguments: INSTALL_PATH ARCH.
+Arguments: INSTALL_PATH ARCH BOOT_ID_FILE REBOOT_MARKER USER GROUP.
 """
 
 import glob
+import grp
 import json
 import os
+import pwd
 import shutil
 import sys
 
@@ -70,6 +72,14 @@ def nnal_version(root):
     return None
 
 
+def exists(lookup, name):
+    try:
+        lookup(name)
+    except KeyError:
+        return False
+    return True
+
+
 def free_mb(path):
     while path and not os.path.exists(path):
         path = os.path.dirname(path)
@@ -77,7 +87,7 @@ def free_mb(path):
 
 
 def main():
-    root, arch = sys.argv[1], sys.argv[2]
+    root, arch, boot_id_file, marker, user, group = sys.argv[1:7]
     driver = key_values(os.path.join(root, "driver", "version.info"))
     firmware = key_values(os.path.join(root, "firmware", "version.info"))
     toolkit, home = toolkit_info(root, arch)
@@ -88,6 +98,10 @@ def main():
         "kernel_headers": os.path.isdir("/lib/modules/%s/build" % release),
         "pci": pci_devices(),
         "free_mb": free_mb(root),
+        # The boot id tells whether the host rebooted since a new driver was installed.
+        "boot_id": (read(boot_id_file) or "").strip(),
+        "reboot_marker": (read(marker) or "").strip() or None,
+        "user_exists": exists(pwd.getpwnam, user) and exists(grp.getgrnam, group),
         "installed": {
             "driver": driver.get("Version"),
             "driver_complete": os.path.isfile(
