@@ -467,8 +467,12 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
         record: dict[str, Any] = {"device": kind if device_index is None
                                   else f"{kind}:{device_index}", "status": "running"}
         runs.append(record)
-        run_on_device(record, backend=backend, index=device_index, args=args, doc=doc,
-                      emitter=emitter, profile=number == 0)
+        try:
+            run_on_device(record, backend=backend, index=device_index, args=args, doc=doc,
+                          emitter=emitter, profile=number == 0)
+        except Exception as exc:  # a faulty device must not hide the evidence of the others
+            record.update(status="error", reason=f"{describe(exc)} (during {doc['phase']})",
+                          traceback=traceback.format_exc()[-4000:])
     if kind == "npu":
         doc["fallbacks"]["cpu_ops"] = cpu_fallback_ops(emitter.log_text())
     failed = [r for r in runs if r["status"] != "ok"]
@@ -477,7 +481,7 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
         doc.update(status="failed", reason="; ".join(f"{r['device']}: {r['reason']}"
                                                      for r in failed))
         return EXIT_FAILED
-    doc.update(status="ok", phase="done")
+    doc["status"] = "ok"
     return EXIT_OK
 
 

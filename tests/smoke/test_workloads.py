@@ -72,6 +72,18 @@ def test_broken_npu_stack_is_named(python: str, fake_npu: pytest.MonkeyPatch, mo
 
 
 @needs_torch
+def test_a_device_that_fails_is_reported_with_its_error(python: str,
+                                                        fake_npu: pytest.MonkeyPatch) -> None:
+    fake_npu.setenv("ASCEND_ENV_FAKE_NPU", "broken-device")
+    verdict = smoke("torch", "all", python, steps=5)
+    assert (verdict.outcome, verdict.exit_code) == ("fail", 1)
+    run = verdict.evidence["runs"][0]
+    assert run["device"] == "npu:0" and run["status"] == "error"
+    assert "error code is 507033" in run["reason"]
+    assert "no training recorded" in failing(verdict)["loss"]
+
+
+@needs_torch
 def test_the_time_limit_ends_the_run_with_evidence(python: str) -> None:
     started = time.monotonic()
     verdict = smoke("torch", "cpu", python, steps=10**8, timeout=6)

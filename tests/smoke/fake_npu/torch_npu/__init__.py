@@ -5,6 +5,8 @@
 - "silent-cpu": it imports, claims one healthy NPU, accepts `.to("npu:0")` without error and
   keeps every tensor on the host CPU: training "works", and only evidence read from the
   tensors shows where it ran. This is the failure the smoke verdict exists to catch.
+- "broken-device": it sees one NPU that fails when selected, with torch_npu's message for a
+  device that cannot be opened (ascend-facts.md §11).
 """
 
 from __future__ import annotations
@@ -52,11 +54,18 @@ if MODE == "silent-cpu":
     torch.Tensor.to = _tensor_to_cpu  # type: ignore[method-assign,assignment]
     torch.nn.Module.to = _module_to_cpu  # type: ignore[method-assign]
 
-_visible = 1 if MODE == "silent-cpu" else 0
+_visible = 1 if MODE in ("silent-cpu", "broken-device") else 0
+
+
+def _set_device(index: int) -> None:
+    if MODE == "broken-device":
+        raise RuntimeError("NPU function error: c10_npu::SetDevice(device_id_), error code is "
+                           "507033")
+
 npu = types.ModuleType("torch.npu")
 npu.is_available = lambda: _visible > 0  # type: ignore[attr-defined]
 npu.device_count = lambda: _visible  # type: ignore[attr-defined]
-npu.set_device = lambda index: None  # type: ignore[attr-defined]
+npu.set_device = _set_device  # type: ignore[attr-defined]
 npu.get_device_name = lambda index=None: "Ascend910B3"  # type: ignore[attr-defined]
 npu.reset_peak_memory_stats = lambda index=None: None  # type: ignore[attr-defined]
 npu.max_memory_allocated = lambda index=None: 0  # type: ignore[attr-defined]
