@@ -133,6 +133,28 @@ def _check_packages(spec: EnvSpec) -> list[Problem]:
     return problems
 
 
+def _unpaired(path: str, name: str, version: str, cann: AscendVersion, *,
+              elsewhere: list[tuple[str, TorchRow | MindSporeRow]], choices: list[str]
+              ) -> Problem:
+    """A framework release with no row for this CANN: name the rows it does have."""
+    where = "; ".join(f"{name} {release} <-> CANN {row.cann.raw} ({_sources(row)})"
+                      for release, row in elsewhere)
+    message = (f"{name} {version} does not pair with CANN {cann.raw}; for CANN {cann.raw} "
+               "use one of the listed" if elsewhere else f"{name} {version} is not in the matrix")
+    return Problem(path=path, value=version, message=message, row=where or None,
+                   alternatives=choices)
+
+
+def _alternative(matrix: Matrix, row: TorchRow | MindSporeRow, path: str, value: str, *,
+                 row_text: str, choices: list[str]) -> Problem:
+    """A pairing only the source ascend-env does not follow makes: allowed, with a warning."""
+    conflict = matrix.conflict(row.conflict) if row.conflict is not None else None
+    return Problem(path=path, value=value, severity="warning", row=row_text,
+                   message="is paired with this CANN only by " + _sources(row)
+                   + (f" (conflict #{conflict.id}: {conflict.topic})" if conflict else ""),
+                   alternatives=choices)
+
+
 def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     torch = spec.frameworks.torch
     assert torch is not None
@@ -142,13 +164,8 @@ def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     row = next((r for r in for_cann if _same_release(r.torch_npu, torch.torch_npu)), None)
     if row is None:
         elsewhere = [r for r in matrix.torch if _same_release(r.torch_npu, torch.torch_npu)]
-        where = "; ".join(f"torch_npu {r.torch_npu} <-> CANN {r.cann.raw} ({_sources(r)})"
-                          for r in elsewhere)
-        message = (f"torch_npu {torch.torch_npu} does not pair with CANN {cann.raw}"
-                   if elsewhere else f"torch_npu {torch.torch_npu} is not in the matrix")
-        return [Problem(path="frameworks.torch.torch_npu", value=torch.torch_npu,
-                        message=message + f"; for CANN {cann.raw} use one of the listed",
-                        row=where or None, alternatives=choices)]
+        return [_unpaired("frameworks.torch.torch_npu", "torch_npu", torch.torch_npu, cann,
+                          elsewhere=[(r.torch_npu, r) for r in elsewhere], choices=choices)]
     problems = []
     row_text = f"torch_npu {row.torch_npu} <-> torch {row.torch} <-> CANN {row.cann.raw} " \
                f"({_sources(row)})"
@@ -158,12 +175,8 @@ def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
                                         f"not torch {torch.version}",
                                 row=row_text, alternatives=[row.torch]))
     if row.status == "alternative":
-        conflict = matrix.conflict(row.conflict) if row.conflict is not None else None
-        problems.append(Problem(
-            path="frameworks.torch.torch_npu", value=torch.torch_npu, severity="warning",
-            message="is paired with this CANN only by " + _sources(row) +
-                    (f" (conflict #{conflict.id}: {conflict.topic})" if conflict else ""),
-            row=row_text, alternatives=choices))
+        problems.append(_alternative(matrix, row, "frameworks.torch.torch_npu", torch.torch_npu,
+                                     row_text=row_text, choices=choices))
     python = spec.python.version
     if python not in row.python:
         problems.append(Problem(path="python.version", value=python, row=row_text,
@@ -188,21 +201,13 @@ def _check_mindspore(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     row = next((r for r in for_cann if _same_release(r.mindspore, mindspore.version)), None)
     if row is None:
         elsewhere = [r for r in matrix.mindspore if _same_release(r.mindspore, mindspore.version)]
-        where = "; ".join(f"MindSpore {r.mindspore} <-> CANN {r.cann.raw} ({_sources(r)})"
-                          for r in elsewhere)
-        message = (f"MindSpore {mindspore.version} does not pair with CANN {cann.raw}"
-                   if elsewhere else f"MindSpore {mindspore.version} is not in the matrix")
-        return [Problem(path="frameworks.mindspore.version", value=mindspore.version,
-                        message=message, row=where or None, alternatives=choices)]
+        return [_unpaired("frameworks.mindspore.version", "MindSpore", mindspore.version, cann,
+                          elsewhere=[(r.mindspore, r) for r in elsewhere], choices=choices)]
     problems = []
     row_text = f"MindSpore {row.mindspore} <-> CANN {row.cann.raw} ({_sources(row)})"
     if row.status == "alternative":
-        conflict = matrix.conflict(row.conflict) if row.conflict is not None else None
-        problems.append(Problem(
-            path="frameworks.mindspore.version", value=mindspore.version, severity="warning",
-            message="is paired with this CANN only by " + _sources(row) +
-                    (f" (conflict #{conflict.id}: {conflict.topic})" if conflict else ""),
-            row=row_text, alternatives=choices))
+        problems.append(_alternative(matrix, row, "frameworks.mindspore.version",
+                                     mindspore.version, row_text=row_text, choices=choices))
     python = spec.python.version
     if row.python is None:
         problems.append(Problem(path="python.version", value=python, severity="warning",
