@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from ascend_env.matrix import load_chips, load_matrix
 from ascend_env.smoke.evidence import parse_evidence
 from ascend_env.smoke.verdict import Verdict, chip_from_name, judge, thresholds_for
 
@@ -241,3 +242,17 @@ def test_judge_keeps_the_raw_evidence() -> None:
     document = torch_doc()
     verdict = verdict_of(copy.deepcopy(document))
     assert verdict.evidence == document
+
+
+@pytest.mark.parametrize("chip", sorted(load_chips().chips))
+def test_chip_smoke_figures_cite_sources(chip: str) -> None:
+    """A peak or floor needs a registered public source; its absence is said in the note."""
+    data = load_chips().chips[chip]  # type: ignore[index]
+    figures = data.smoke.peak_tflops or data.smoke.hccl_busbw_floor_gbps is not None
+    unknown = [label for label in data.smoke.sources if label not in load_matrix().sources]
+    assert not unknown
+    assert set(data.smoke.sources) <= set(data.sources)
+    if figures:
+        assert data.smoke.sources
+    else:
+        assert "NOT CONFIRMED" in data.smoke.note
