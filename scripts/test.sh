@@ -29,6 +29,9 @@ echo "== virtual environment $venv"
 venv=$(cd "$venv" && pwd)
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q ".[dev]"
+# The smoke workloads train for real on the CPU. Pinned: the CPU wheel of this release is
+# what these machines carry; an unpinned `torch` would pull a multi-GB CUDA build.
+"$venv/bin/python" -m pip install -q "torch==2.13.0"
 # Non-editable on purpose, and rebuilt every run so the tools see this tree's code.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps .
 
