@@ -133,27 +133,27 @@ def capture_remote(name: str, host: Any, options: ProbeOptions) -> Captured:
     return result
 
 
-def _ansible_path() -> dict[str, str]:
-    """testinfra calls ansible-inventory by name: make the one beside this Python findable."""
-    here = str(Path(sys.executable).parent)
-    path = os.environ.get("PATH", "")
-    return {"PATH": here + os.pathsep + path} if here not in path.split(os.pathsep) else {}
-
-
-def inventory_hosts(inventory: Path, limit: str | None) -> list[str]:
-    """Host names of an inventory matching an Ansible pattern (`a:b`, `web*`, `all:!down`),
-    read by Ansible's own inventory code."""
+def inventory_hosts(inventory: Path, limit: str | None) -> dict[str, dict[str, Any]]:
+    """Hosts of an inventory matching an Ansible pattern (`a:b`, `web*`, `all:!down`) with
+    their variables (groups', then their own), read by Ansible's own inventory code."""
     from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
     from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
 
     try:
         manager = InventoryManager(loader=DataLoader(), sources=[str(inventory)])
-        names = [host.name for host in manager.list_hosts(limit or "all")]
+        hosts = manager.list_hosts(limit or "all")
     except Exception as exc:
         raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
-    if not names:
+    if not hosts:
         raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
-    return names
+    out: dict[str, dict[str, Any]] = {}
+    for host in hosts:
+        variables: dict[str, Any] = {}
+        for group in sorted(host.get_groups(), key=lambda g: (g.depth, g.priority, g.name)):
+            variables.update(group.get_vars())
+        variables.update(host.get_vars())
+        out[host.name] = variables
+    return out
 
 
 def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
@@ -164,14 +164,18 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
     if inventory is not None:
         if not inventory.exists():
             raise UsageError(f"inventory {inventory} does not exist")
-        names = inventory_hosts(inventory, limit)
-        os.environ.update(_ansible_path())
-        try:
-            hosts = testinfra.get_hosts([f"ansible://{name}" for name in names],
-                                        ansible_inventory=str(inventory))
-        except Exception as exc:
-            raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
-        return [(h.backend.get_hostname(), h) for h in hosts]
+        runner = importlib.import_module("testinfra.utils.ansible_runner")
+        found = []
+        for name, hostvars in inventory_hosts(inventory, limit).items():
+            # testinfra's own mapping of Ansible connection variables to a transport, fed
+            # from the inventory already read (it would start ansible-inventory again).
+            host = runner.get_ansible_host(runner.get_ansible_config(), {
+                "_meta": {"hostvars": {name: hostvars}}, "all": {"hosts": [name]}}, name)
+            if host is None:
+                raise UsageError(f"{inventory}: {name}: connection "
+                                 f"{hostvars.get('ansible_connection')} is not supported")
+            found.append((name, host))
+        return found
     assert target is not None
     spec = target if "://" in target else f"ssh://{target}"
     kwargs = {"ssh_config": str(ssh_config)} if ssh_config else {}
