@@ -32,6 +32,8 @@ venv=$(cd "$venv" && pwd)
 # The smoke workloads train for real on the CPU. Pinned: the CPU wheel of this release is
 # what these machines carry; an unpinned `torch` would pull a multi-GB CUDA build.
 "$venv/bin/python" -m pip install -q "torch==2.13.0"
+# MindSpore's unified wheel trains on the CPU too (its smoke tests skip, saying so, without it).
+"$venv/bin/python" -m pip install -q "mindspore==2.10.0"
 # Non-editable on purpose, and rebuilt every run so the tools see this tree's code.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps .
 

@@ -7,7 +7,7 @@ numpy it depends on) only; it never imports ascend_env. Usage:
 
     python mindspore_workload.py --device npu:0 --steps 50 --timeout 600 [--peak-tflops 256]
 
-Prints one JSON document, schema `ascend-env/smoke/mindspore/v1` (ascend_env/smoke/README.md),
+Prints one JSON document, schema `ascend-env/smoke/mindspore/v1` (README.md, "Smoke workloads"),
 with the torch workload's fields where MindSpore exposes them: device_target Ascend (npu),
 GPU (cuda) or CPU; where the parameters and outputs really were (Tensor.device, else the
 context); the loss curve; steps/s; peak device memory; a float32 matmul checked element-wise
