@@ -18,6 +18,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import signal
@@ -42,6 +43,9 @@ NPU_SMI_LIST = "npu-smi info -l"
 NPU_SMI_BOARD = "npu-smi info -t board -i {npu}"
 NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
 NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
+# Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
+# per-device health pages, which carry the alarm codes.
+UNHEALTHY = re.compile(r"\b(Warning|Alarm|Critical|UNKNOWN)\b", re.IGNORECASE)
 LSPCI = "lspci -D -n -d 19e5:"
 LSMOD = "lsmod"
 LDCONFIG = "ldconfig -p"
@@ -510,10 +514,16 @@ class Probe:
         listing = self.commands.get(NPU_SMI_LIST)
         if not listing or listing["rc"] != 0:
             return []
+        # The health pages only add error codes to what the `info` table already says; when
+        # every NPU there is OK they are skipped (two npu-smi starts fewer per device).
+        table = self.commands.get(NPU_SMI_INFO)
+        all_ok = bool(table and table["rc"] == 0 and not UNHEALTHY.search(table["stdout"]))
         jobs: List[Tuple[str, List[str], Optional[Dict[str, str]]]] = []
         for npu, chips in _npu_ids(listing["stdout"]):
-            keys = [NPU_SMI_BOARD.format(npu=npu), NPU_SMI_HEALTH.format(npu=npu)]
-            keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
+            keys = [NPU_SMI_BOARD.format(npu=npu)]
+            if not all_ok:
+                keys.append(NPU_SMI_HEALTH.format(npu=npu))
+                keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
             jobs += [(key, shlex.split(key), None) for key in keys]
         return jobs
 

@@ -38,7 +38,7 @@ venv=$(cd "$venv" && pwd)
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps .
 
 echo "== ruff"
-"$venv/bin/ruff" check ascend_env tests benchmarks playbooks
+"$venv/bin/ruff" check ascend_env tests benchmarks playbooks checks
 echo "== mypy"
 "$venv/bin/mypy"
 echo "== ansible-lint (production profile)"

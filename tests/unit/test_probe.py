@@ -225,7 +225,12 @@ def fake_npu_smi(tmp_path: Path) -> Iterator[dict[str, str]]:
     bin_dir = tmp_path / "bin"
     out = tmp_path / "outputs"
     out.mkdir()
-    (out / "info").write_text(sample("npu_smi_info", "310p3-25.2.0-duo"))
+    # Chip 1 of the real 310P sample made to report the alarm its health page carries.
+    table = sample("npu_smi_info", "310p3-25.2.0-duo")
+    first = table.index("| OK              |") + 1
+    second = table.index("| OK              |", first)
+    (out / "info").write_text(table[:second] + "| Alarm           |" + table[second + 19:])
+    (out / "info-all-ok").write_text(table)
     (out / "list").write_text("        Total Count                    : 1\n\n"
                               "        NPU ID                         : 2\n"
                               "        Chip Count                     : 2\n")
@@ -235,7 +240,7 @@ def fake_npu_smi(tmp_path: Path) -> Iterator[dict[str, str]]:
     script = f"""#!/bin/sh
 echo "$*" >> {tmp_path}/calls
 case "$*" in
-  "info") cat {out}/info ;;
+  "info") cat {out}/${{NPU_SMI_TABLE:-info}} ;;
   "info -l") cat {out}/list ;;
   "info -t board -i 2") cat {out}/board ;;
   "info -t health -i 2") cat {out}/health ;;
@@ -263,6 +268,14 @@ def test_npu_ids_come_from_the_list(tmp_path: Path, fake_npu_smi: dict[str, str]
     assert [d.health_status for d in facts.devices] == ["OK", "Alarm"]
     assert facts.devices[1].error_codes == ["A4025021", "8C03A000", "8C084E00"]
     assert facts.devices[0].compatibility == "OK"
+
+
+def test_health_pages_are_read_only_when_the_table_shows_trouble(
+        tmp_path: Path, fake_npu_smi: dict[str, str]) -> None:
+    run_probe("--root", str(tmp_path / "empty"), env={**fake_npu_smi,
+                                                       "NPU_SMI_TABLE": "info-all-ok"})
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert sorted(calls) == ["info", "info -l", "info -t board -i 2"]
 
 
 # -- commands: missing, timing out, failing ---------------------------------------------------
