@@ -193,6 +193,8 @@ def install(
         "--serial", min=1, help="Roll through the fleet N hosts at a time.")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")
                        ] = None,
+    post_doctor: Annotated[bool, typer.Option(
+        "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")] = True,
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
@@ -214,7 +216,8 @@ def install(
         repo=repo, inventory=inventory, host=host, limit=limit,
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
-        check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir)
+        check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
+        doctor=post_doctor)
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
         summary = run_install(loaded, resolved, options, on_event=on_event)
     render_install(summary, as_json=as_json)

@@ -58,6 +58,8 @@ class HostResult(BaseModel):
     skipped: int = 0
     reboot_required: bool = False
     message: str = ""
+    doctor: dict[str, Any] | None = Field(
+        None, description="the post-install doctor: counts by status and the failed check ids")
 
 
 class InstallSummary(BaseModel):
@@ -92,6 +94,7 @@ class InstallOptions:
     force: bool = False
     serial: int | None = None
     log_dir: Path | None = None
+    doctor: bool = True
     extra_vars: dict[str, Any] = field(default_factory=dict)
 
 
@@ -342,6 +345,44 @@ def summarize(events: list[Event]) -> list[HostResult]:
     return results
 
 
+# What install controls, so what its doctor run judges (threads and frameworks have their own
+# components and fixes; the full doctor is `ascend-env doctor`).
+POST_INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
+                           "permissions")
+
+
+def post_install_doctor(spec: EnvSpec, options: InstallOptions,
+                        results: list[HostResult]) -> None:
+    """Run the level-1 doctor on the hosts that reached the spec; a failed check fails them."""
+    from ascend_env.doctor import DoctorOptions, doctor  # noqa: PLC0415 - pytest is heavy
+    from ascend_env.report import FleetReport  # noqa: PLC0415
+
+    done = [host for host in results if host.status in ("ok", "changed")]
+    if not done:
+        return
+    local = options.inventory is None and options.host is None
+    document = doctor(DoctorOptions(
+        spec=spec, inventory=options.inventory, target=options.host,
+        limit=",".join(host.host for host in done) if options.inventory else None,
+        only=POST_INSTALL_CATEGORIES))
+    reports = document.hosts if isinstance(document, FleetReport) else [document]
+    by_name = {report.host: report for report in reports}
+    for host in done:
+        # Ansible calls this machine `localhost`; the doctor uses its host name.
+        report = by_name.get(host.host) or (reports[0] if local or len(reports) == 1 else None)
+        if report is None:
+            continue
+        failed = [check for check in report.checks if check.status in ("fail", "error")]
+        host.doctor = {"summary": dict(report.summary),
+                       "failed": [check.id for check in failed]}
+        if not report.reachable:
+            host.status, host.message = "failed", f"post-install doctor: {report.error}"
+        elif failed:
+            host.status = "failed"
+            host.message = "post-install doctor: " + "; ".join(
+                f"{check.id}: {check.message}" for check in failed)
+
+
 def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
             on_event: Callable[[Event], None] = lambda event: None) -> InstallSummary:
     """Verify the repository, then run site.yml and summarise every host."""
@@ -352,5 +393,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")
+    if options.doctor and not options.check:
+        post_install_doctor(spec, options, results)
     return InstallSummary(spec=spec.name, digest=spec.digest(), check=options.check,
                           log=str(log), hosts=results)
