@@ -35,6 +35,7 @@ from ascend_env.verdict import (
     CheckFailure,
     CheckWarning,
     Finding,
+    take_evidence,
     take_failure,
     take_observed,
 )
@@ -151,6 +152,7 @@ class DoctorPlugin:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         take_observed()
         take_failure()
+        take_evidence()
         self._started[item.nodeid] = time.monotonic()
 
     @pytest.hookimpl(wrapper=True)
@@ -168,7 +170,8 @@ class DoctorPlugin:
         info = check_info(item)
         duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
         base = {"id": info.id, "title": info.title, "category": info.category,
-                "level": info.level, "duration_s": round(duration, 4)}
+                "level": info.level, "duration_s": round(duration, 4),
+                "evidence": take_evidence()}
         excinfo = call.excinfo
         if excinfo is None:
             observed, expected = take_observed()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 @dataclass(frozen=True)
@@ -99,3 +99,19 @@ def take_observed() -> tuple[str | None, str | None]:
     value = _observed.get()
     _observed.set(None)
     return value or (None, None)
+
+
+# Free-form evidence of a check (the smoke workloads' JSON), for the report's `evidence` field.
+_evidence: ContextVar[dict[str, Any] | None] = ContextVar("evidence", default=None)
+
+
+def attach_evidence(document: dict[str, Any]) -> None:
+    """Put a document (e.g. smoke evidence) into this check's report entry, pass or fail."""
+    _evidence.set(document)
+
+
+def take_evidence() -> dict[str, Any] | None:
+    """The last attached evidence, cleared."""
+    value = _evidence.get()
+    _evidence.set(None)
+    return value

@@ -86,11 +86,14 @@ class LocalTarget:
 class HostTarget:
     """A testinfra host: the script is written to a temporary directory over its transport."""
 
-    def __init__(self, spec: str) -> None:
-        import testinfra  # noqa: PLC0415 - only this transport needs it
+    def __init__(self, spec: str, host: Any = None) -> None:
+        """`spec` is a testinfra URL (`ssh://node1`); `host` an already connected Host."""
+        if host is None:
+            import testinfra  # noqa: PLC0415 - only this transport needs it
 
+            host = testinfra.get_host(spec)
         self.name = spec
-        self._host = testinfra.get_host(spec)
+        self._host = host
         self._folder: str | None = None
 
     def _shell(self, command: str) -> Completed:
