@@ -18,7 +18,7 @@ The knobs (checked by checks/test_threads.py, written by the aicpu-threads fix):
 - The device's own AI CPU count (`npu-smi set -t cpu-num-cfg -i ID -c CHIP -v ai:ctrl:data`,
   then a system reset) is documented only for Atlas 200I A2 / 500 A2 (310B)
   (https://www.hiascend.com/document/detail/zh/Atlas%20200I%20A2/2520/re/npu/npusmi_093.html);
-  the fix applies it only where `fix_aicpu_device_config` is turned on.
+  the fix applies it only where `fix_aicpu_threads_device_config` is turned on.
 """
 
 from __future__ import annotations

@@ -209,7 +209,7 @@ def broken(sim_private_fleet: FleetFactory, tmp_path: Path) -> tuple[SimFleet, P
         fault(fleet, "sim1")
     h.give_pip_and_wheels(root, ("sympy", "decorator", "absl-py"))
     inventory = h.inventory_with(fleet, tmp_path / "inv.ini", extra_vars={
-        "fix_python_pip_args": f"--no-index --find-links {h.WHEELHOUSE} "
+        "fix_python_deps_pip_args": f"--no-index --find-links {h.WHEELHOUSE} "
                                "--break-system-packages"})
     return fleet, inventory
 
