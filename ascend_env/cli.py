@@ -253,18 +253,26 @@ def smoke(
     host: Annotated[str | None, typer.Option(
         "--host", help="testinfra host to run on, e.g. ssh://user@node; default here.")
                     ] = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Run on every host of this Ansible inventory.")] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
     profile: ProfileOption = None,
     spec: SpecOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Prove a device computes: run a workload there and judge its evidence."""
-    from ascend_env.smoke.render import render_verdict
-    from ascend_env.smoke.runner import request_from_options, run_smoke, target_for
+    from ascend_env.smoke.render import render_fleet, render_verdict
+    from ascend_env.smoke.runner import request_from_options, run_fleet, run_smoke, target_for
 
+    if inventory is not None and host is not None:
+        raise UsageError("name either --inventory or --host, not both")
     request = request_from_options(
         framework=framework.value, device=device, steps=steps, timeout_s=timeout,
-        python=python, chip=chip, peak_tflops=peak_tflops, host=host, profile=profile,
-        spec=spec)
+        python=python, chip=chip, peak_tflops=peak_tflops,
+        host=host or ("inventory" if inventory else None), profile=profile, spec=spec)
+    if inventory is not None:
+        raise typer.Exit(render_fleet(dict(run_fleet(request, inventory, limit)),
+                                      as_json=as_json))
     verdict = run_smoke(request, target_for(host))
     render_verdict(verdict, as_json=as_json)
     raise typer.Exit(verdict.exit_code)

@@ -28,3 +28,23 @@ def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
     if limits.chip:
         peaks = ", ".join(f"{k} {v:g} TFLOPS" for k, v in limits.peak_tflops.items()) or "none"
         typer.echo(f"  chip {limits.chip}: peak {peaks} ({limits.peak_source})")
+
+
+def render_fleet(results: dict[str, Verdict | Exception], *, as_json: bool) -> int:
+    """One verdict per host (or why it could not run); returns the worst exit code."""
+    codes = {name: r.exit_code if isinstance(r, Verdict) else getattr(r, "exit_code", 2)
+             for name, r in results.items()}
+    if as_json:
+        typer.echo(json.dumps({
+            "schema": "ascend-env/smoke/fleet/v1",
+            "hosts": {name: r.model_dump(mode="json", by_alias=True) if isinstance(r, Verdict)
+                      else {"error": str(r)} for name, r in results.items()}},
+            indent=2, ensure_ascii=False))
+    else:
+        for name, result in results.items():
+            typer.echo(f"== {name}")
+            if isinstance(result, Verdict):
+                render_verdict(result, as_json=False)
+            else:
+                typer.echo(f"  could not run: {result}")
+    return max(codes.values(), default=0)

@@ -254,3 +254,24 @@ def _text(value: str | bytes | None) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value or ""
+
+
+def run_fleet(request: SmokeRequest, inventory: Path, limit: str | None = None
+              ) -> dict[str, Verdict | AscendEnvError]:
+    """The same workload on every host of an inventory, in parallel; errors kept per host."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    from ascend_env.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
+
+    hosts = resolve_hosts(inventory=inventory, limit=limit)
+
+    def one(named: tuple[str, Any]) -> Verdict | AscendEnvError:
+        name, host = named
+        try:
+            return run_smoke(request, HostTarget(name, host=host))
+        except AscendEnvError as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
+        results = list(pool.map(one, hosts))
+    return {name: result for (name, _), result in zip(hosts, results, strict=True)}
