@@ -1,16 +1,12 @@
 """What every smoke workload shares: one JSON evidence document under a time limit, device
 strings, and parsers for what the target prints (npu-smi, framework logs, profiler CSV).
 
-Standard library only, Python 3.8+. A workload is shipped to the target as ONE file, so each
-workload script carries a verbatim copy of the block between the markers below;
-tests/unit/test_smoke_harness.py fails when a copy differs from this file (copy the block
-over to fix it). The unit tests exercise the parsers here.
+Standard library only, Python 3.8+. The runner ships this file beside the workload script,
+which imports it as its neighbour (`harness`); the unit tests exercise the parsers here.
 """
 
 from __future__ import annotations
 
-# --- harness: begin ------------------------------------------------------------------------
-# (Verbatim copy of ascend_env/smoke/harness.py; edit there, then copy into each workload.)
 import argparse
 import contextlib
 import csv
@@ -380,35 +376,7 @@ def loss_summary(losses: list[float | None]) -> dict[str, Any]:
     summary.update(first=first, last=last, window=window, drop=drop,
                    fell=bool(first > 0 and drop >= LOSS_MIN_DROP))
     return summary
-# --- harness: end --------------------------------------------------------------------------
 
 
+# The workload scripts that ship with this harness (the runner copies both to the target).
 WORKLOADS = ("torch_workload.py", "mindspore_workload.py", "hccl_workload.py")
-_BLOCK = re.compile(r"# --- harness: begin.*?# --- harness: end[^\n]*\n", re.DOTALL)
-
-
-def harness_block(text: str) -> str:
-    """The marked harness block of a file's text ('' when absent)."""
-    found = _BLOCK.search(text)
-    return found.group(0) if found else ""
-
-
-def sync_workloads() -> list[str]:
-    """Copy this file's block into every workload next to it; the names of those changed."""
-    here = Path(__file__).resolve().parent
-    block = harness_block((here / "harness.py").read_text(encoding="utf-8"))
-    changed = []
-    for name in WORKLOADS:
-        path = here / name
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8")
-        updated = _BLOCK.sub(lambda _: block, text, count=1)
-        if updated != text:
-            path.write_text(updated, encoding="utf-8")
-            changed.append(name)
-    return changed
-
-
-if __name__ == "__main__":  # python -m ascend_env.smoke.harness: refresh the copies
-    print("\n".join(sync_workloads()) or "all workloads carry the current harness")

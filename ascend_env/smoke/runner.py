@@ -104,17 +104,19 @@ class HostTarget:
         return Completed(int(out.rc), str(out.stdout), str(out.stderr))
 
     def install(self, script: Path) -> str:
-        """mktemp -d on the host, then the script through base64 (no scp needed)."""
+        """mktemp -d on the host, then the script and its harness through base64 (no scp)."""
         if self._folder is None:
             made = self._shell("mktemp -d /tmp/ascend-env-smoke.XXXXXX")
             if made.rc != 0:
                 raise UsageError(f"cannot create a directory on {self.name}: {made.stderr}")
             self._folder = made.stdout.strip()
-        path = f"{self._folder}/{script.name}"
-        payload = base64.b64encode(script.read_bytes()).decode("ascii")
-        written = self._shell(f"printf %s {payload} | base64 -d > {shlex.quote(path)}")
-        if written.rc != 0:
-            raise UsageError(f"cannot write {path} on {self.name}: {written.stderr}")
+        # The workload imports the harness that sits beside it.
+        for part in (script.with_name("harness.py"), script):
+            path = f"{self._folder}/{part.name}"
+            payload = base64.b64encode(part.read_bytes()).decode("ascii")
+            written = self._shell(f"printf %s {payload} | base64 -d > {shlex.quote(path)}")
+            if written.rc != 0:
+                raise UsageError(f"cannot write {path} on {self.name}: {written.stderr}")
         return path
 
     def run(self, argv: list[str], timeout_s: float) -> Completed:

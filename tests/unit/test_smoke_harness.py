@@ -75,27 +75,27 @@ Load dynamic library: libmindspore_ops_ascend.so failed. libmindspore_ascend_res
 """
 
 
-@pytest.mark.parametrize("name", harness.WORKLOADS)
-def test_workloads_carry_the_current_harness(name: str) -> None:
-    """Each workload ships as one file; its copy must equal harness.py's block."""
-    canonical = harness.harness_block((SMOKE / "harness.py").read_text(encoding="utf-8"))
-    copy = harness.harness_block((SMOKE / name).read_text(encoding="utf-8"))
-    assert canonical and copy == canonical, (
-        f"{name} carries a stale harness: run `python -m ascend_env.smoke.harness`")
+def _runtime_imports(tree: ast.Module) -> set[str]:
+    """Top-level names of the modules a file imports at run time (not for type checking)."""
+    skipped = {id(node) for branch in ast.walk(tree) if isinstance(branch, ast.If)
+               and isinstance(branch.test, ast.Name) and branch.test.id == "TYPE_CHECKING"
+               for statement in branch.body for node in ast.walk(statement)}
+    found = {alias.name.split(".")[0] for node in ast.walk(tree)
+             if isinstance(node, ast.Import) and id(node) not in skipped for alias in node.names}
+    return found | {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and id(node) not in skipped}
 
 
-@pytest.mark.parametrize("name", harness.WORKLOADS)
+@pytest.mark.parametrize("name", [*harness.WORKLOADS, "harness.py"])
 def test_workloads_need_only_the_standard_library_and_the_framework(name: str) -> None:
     """They run on the target, where ascend-env and pydantic are not installed."""
     tree = ast.parse((SMOKE / name).read_text(encoding="utf-8"))
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom)}
     loaded = {node.args[0].value for node in ast.walk(tree)
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
               and node.func.id == "load" and isinstance(node.args[0], ast.Constant)}
-    allowed = set(sys.stdlib_module_names) | {"__future__", "torch"}
+    # `harness` is the neighbour file the runner ships with every workload.
+    allowed = set(sys.stdlib_module_names) | {"__future__", "torch", "harness"}
+    imported = _runtime_imports(tree)
     assert imported <= allowed, imported - allowed
     assert loaded <= {"torch_npu", "mindspore", "numpy"}
 
