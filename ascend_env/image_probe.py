@@ -11,6 +11,8 @@ Standard library only, Python 3.8+, as probe.py. Records, raw:
 - the spec a previous `image build` stored in the image.
 """
 
+# Runs inside images, like probe.py: plain os.path over a walk of the whole file system.
+# ruff: noqa: PTH110, PTH113, PTH118, PTH123
 from __future__ import annotations
 
 import argparse
@@ -132,7 +134,7 @@ def _missing_libraries(directory: str, env: dict[str, str]) -> dict[str, list[st
     for so in sorted(Path(directory).rglob("*.so*")):
         if not so.is_file():
             continue
-        rc, text, _err = _run([ldd, str(so)], env=env)
+        _rc, text, _err = _run([ldd, str(so)], env=env)
         missing = sorted({line.split("=>")[0].strip() for line in text.splitlines()
                           if "not found" in line})
         if missing:

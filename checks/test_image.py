@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.doctor import DoctorPlugin
+from ascend_env.doctor import DoctorPlugin, Target
 from ascend_env.facts import CannFacts, Facts
 from ascend_env.image_facts import DRIVER_SONAMES, ImageContext, ImageScope
 from ascend_env.install_actions import NEW_LAYOUT
@@ -27,8 +27,9 @@ REBUILD = "ascend-env image build --spec <spec> (re-render; do not edit the Cont
 
 
 @pytest.fixture
-def scope(request: pytest.FixtureRequest) -> ImageScope:
-    """The image under check; these checks skip on hosts."""
+def scope(request: pytest.FixtureRequest, target: Target) -> ImageScope:
+    """The image under check (the doctor parametrises by target); skips on hosts."""
+    del target
     for plugin in request.config.pluginmanager.get_plugins():
         if isinstance(plugin, DoctorPlugin) and isinstance(plugin.context, ImageContext) \
                 and plugin.context.scope is not None:
