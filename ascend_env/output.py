@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,9 @@ _console = Console(highlight=False, soft_wrap=True)
 
 if TYPE_CHECKING:
     from ascend_env.doctor import CheckInfo, CollectResult
+    from ascend_env.image import ImageResult
     from ascend_env.report import FleetReport, Report
+    from ascend_env.runargs import RunArgs
 
     DoctorDocument = Report | FleetReport
 
@@ -335,3 +338,56 @@ def render_collect(result: CollectResult, *, as_json: bool) -> None:
     done = sum(1 for h in result.hosts if h.captured)
     _console.print(f"{done} of {len(result.hosts)} host(s) written to {result.output}"
                    + (" (redacted)" if result.redacted else ""))
+
+
+# -- image -------------------------------------------------------------------------------------
+
+def render_image(result: ImageResult, *, as_json: bool) -> None:
+    """An image build or validation: the report, then what was tagged (or why not)."""
+    from ascend_env.report import render_terminal  # noqa: PLC0415
+
+    if as_json:
+        _print_json(result.to_json())
+        return
+    render_terminal(result.report, _console)
+    for warning in result.warnings:
+        _console.print(f"[yellow]note[/yellow] {warning}")
+    if result.cache is not None and result.build_seconds is not None:
+        stages = ", ".join(f"{stage} {cached}/{steps}"
+                           for stage, (steps, cached) in result.cache.by_stage.items())
+        _console.print(f"built with {result.builder} in {result.build_seconds:.1f} s; "
+                       f"layers from cache: {stages}")
+    if result.validated and result.tag:
+        _console.print(f"[green]validated[/green] {result.tag} ({result.image_id})  "
+                       f"report in /etc/ascend-env/validation.json, "
+                       f"{result.validation_digest}")
+    elif result.validated:
+        _console.print(f"[green]valid[/green] {result.image}")
+    elif result.action == "build":
+        _console.print(f"[red]not validated[/red]: no tag was given; the image is "
+                       f"{result.image_id} for inspection (`buildah from {result.image_id}`)")
+    else:
+        _console.print(f"[red]not valid[/red] {result.image}")
+
+
+def render_run_args(result: RunArgs, *, as_json: bool, image: str | None = None) -> None:
+    """Run arguments: JSON, a whole command line, or one argument per line to paste."""
+    if as_json:
+        _print_json(result.model_dump(mode="json", by_alias=True))
+        return
+    if image is not None:
+        print(result.command_line(image))
+    else:
+        import shlex  # noqa: PLC0415
+
+        pairs: list[str] = []
+        args = list(result.args)
+        while args:
+            head = args.pop(0)
+            if head.startswith("-") and "=" not in head and args and \
+                    not args[0].startswith("-"):
+                head += " " + shlex.quote(args.pop(0))
+            pairs.append(head)
+        print(" \\\n".join(pairs))
+    for note in result.notes:
+        print(f"# {note}", file=sys.stderr)

@@ -117,8 +117,8 @@ class RunArgsRequest:
 
 def _parse_numbers(text: str) -> list[int]:
     numbers: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
+    for raw in text.split(","):
+        part = raw.strip()
         if not part:
             continue
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
