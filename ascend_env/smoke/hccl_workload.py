@@ -32,44 +32,16 @@ from typing import TYPE_CHECKING, Any
 # The harness ships beside every workload (the runner copies both); the workload runs as
 # a plain script there, so it imports its neighbour rather than the ascend_env package.
 if TYPE_CHECKING:
-    from ascend_env.smoke.harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        base_parser,
-        describe,
-        import_failure,
-        load,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        run_main,
-    )
+    from ascend_env.smoke import harness
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        base_parser,
-        describe,
-        import_failure,
-        load,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        run_main,
-    )
+    import harness
 
 
 if TYPE_CHECKING:
     import torch
 
-# torch is imported inside the functions (noqa PLC0415): the module must load, and report,
+# torch is imported inside the functions (noqa PLC0415): the module must harness.load, and report,
 # on a host where torch is missing, and only after TORCH_DEVICE_BACKEND_AUTOLOAD is set.
 
 SCHEMA = "ascend-env/smoke/hccl/v1"
@@ -83,7 +55,7 @@ FAILED_RANK_GRACE_S = 10.0
 
 def main(argv: list[str] | None = None) -> int:
     """Coordinator or worker, by --worker."""
-    parser = base_parser("All-reduce over the host's devices (one process each) and print "
+    parser = harness.base_parser("All-reduce over the host's devices (one process each) and print "
                          "JSON evidence.", "all")
     parser.add_argument("--nprocs", type=int, default=None,
                         help="processes (devices) to use; default every device, cpu 2")
@@ -97,13 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        doc = new_document(WORKER_SCHEMA, "hccl", {"rank": args.rank, "device": args.device})
-        return run_main(doc, args, lambda d, e: work(args, d))
+        doc = harness.new_document(WORKER_SCHEMA, "hccl",
+                                   {"rank": args.rank, "device": args.device})
+        return harness.run_main(doc, args, lambda d, e: work(args, d))
     requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
                  "chip": args.chip, "nprocs": args.nprocs, "sizes": args.sizes,
                  "busbw_floor_gbps": args.busbw_floor}
-    doc = new_document(SCHEMA, "hccl", requested)
-    return run_main(doc, args, lambda d, e: coordinate(args, d, e))
+    doc = harness.new_document(SCHEMA, "hccl", requested)
+    return harness.run_main(doc, args, lambda d, e: coordinate(args, d, e))
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -119,10 +92,10 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
+def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """Find the devices, start one worker per device, gather their evidence."""
     try:
-        kind, index = parse_device(args.device)
+        kind, index = harness.parse_device(args.device)
         if index is not None:
             raise ValueError(f"device {args.device!r}: an all-reduce spans devices; use "
                              "--device all (npu), cuda or cpu, with --nprocs to take fewer")
@@ -130,7 +103,7 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) 
         sizes = parse_sizes(args.sizes or DEFAULT_SIZES[kind])
     except ValueError as exc:
         doc.update(status="error", reason=str(exc))
-        return EXIT_CANNOT_RUN
+        return harness.EXIT_CANNOT_RUN
     backend = BACKENDS[kind]
     doc.update(backend=backend, sizes_bytes=sizes)
     count, code = device_count(kind, doc)
@@ -141,7 +114,7 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) 
         doc.update(status="unavailable" if kind != "cpu" else "error",
                    missing=["device"] if kind != "cpu" else [],
                    reason=f"{nprocs} processes asked for, {count} {kind} device(s) visible")
-        return EXIT_FAILED if kind != "cpu" else EXIT_CANNOT_RUN
+        return harness.EXIT_FAILED if kind != "cpu" else harness.EXIT_CANNOT_RUN
     doc["world_size"] = nprocs
     doc["phase"] = f"all-reduce over {nprocs} {backend} rank(s)"
     workers = start_workers(args, kind, nprocs, sizes, emitter)
@@ -158,9 +131,9 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) 
                  for res in doc["results"] if not res["correct"]]
     if problems:
         doc.update(status="failed", reason="; ".join(problems))
-        return EXIT_FAILED
+        return harness.EXIT_FAILED
     doc["status"] = "ok"
-    return EXIT_OK
+    return harness.EXIT_OK
 
 
 def device_count(kind: str, doc: dict[str, Any]) -> tuple[int, int | None]:
@@ -172,33 +145,33 @@ def device_count(kind: str, doc: dict[str, Any]) -> tuple[int, int | None]:
     try:
         import torch  # noqa: PLC0415
     except Exception as exc:
-        doc.update(status="unavailable", missing=["torch"], reason=describe(exc))
-        return 0, EXIT_CANNOT_RUN
+        doc.update(status="unavailable", missing=["torch"], reason=harness.describe(exc))
+        return 0, harness.EXIT_CANNOT_RUN
     env["torch"] = torch.__version__
     if kind == "cpu":
         return 1, None
     if kind == "cuda":
         return torch.cuda.device_count(), None
-    presence = npu_presence()
+    presence = harness.npu_presence()
     env.update(presence)
     doc["phase"] = "import torch_npu"
     try:
-        env["torch_npu"] = getattr(load("torch_npu"), "__version__", None)
+        env["torch_npu"] = getattr(harness.load("torch_npu"), "__version__", None)
     except Exception as exc:  # ImportError, OSError or RuntimeError from CANN's libraries
-        doc.update(status="unavailable", reason=describe(exc),
-                   missing=npu_missing(presence, import_failure("torch_npu", exc)))
-        return 0, EXIT_FAILED
+        doc.update(status="unavailable", reason=harness.describe(exc),
+                   missing=harness.npu_missing(presence, harness.import_failure("torch_npu", exc)))
+        return 0, harness.EXIT_FAILED
     npu = getattr(torch, "npu", None)
     count = int(npu.device_count()) if npu is not None and npu.is_available() else 0
     if count == 0:
-        doc.update(status="unavailable", missing=npu_missing(presence, ["device"]),
+        doc.update(status="unavailable", missing=harness.npu_missing(presence, ["device"]),
                    reason="torch_npu sees no NPU")
-        return 0, EXIT_FAILED
+        return 0, harness.EXIT_FAILED
     return count, None
 
 
 def start_workers(args: argparse.Namespace, kind: str, nprocs: int, sizes: list[int],
-                  emitter: Emitter) -> list[subprocess.Popen[bytes]]:
+                  emitter: harness.Emitter) -> list[subprocess.Popen[bytes]]:
     """This script once per rank, rendezvous on a free local port."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -278,10 +251,10 @@ def work(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     import torch  # noqa: PLC0415
     import torch.distributed as dist  # noqa: PLC0415
 
-    kind, index = parse_device(args.device)
+    kind, index = harness.parse_device(args.device)
     backend = BACKENDS[kind]
     if kind == "npu":
-        load("torch_npu")
+        harness.load("torch_npu")
     if kind in ("npu", "cuda"):
         getattr(torch, kind).set_device(index)
     device = torch.device(args.device)
@@ -300,7 +273,7 @@ def work(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     wrong = [r for r in results if not r["correct"]]
     doc["status"] = "failed" if wrong else "ok"
     doc["reason"] = f"wrong results at {[r['bytes'] for r in wrong]} bytes" if wrong else None
-    return EXIT_FAILED if wrong else EXIT_OK
+    return harness.EXIT_FAILED if wrong else harness.EXIT_OK
 
 
 def all_reduce_once(size: int, device: torch.device, world: int, rank: int,

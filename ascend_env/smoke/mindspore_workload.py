@@ -31,44 +31,10 @@ from typing import TYPE_CHECKING, Any
 # The harness ships beside every workload (the runner copies both); the workload runs as
 # a plain script there, so it imports its neighbour rather than the ascend_env package.
 if TYPE_CHECKING:
-    from ascend_env.smoke.harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        base_parser,
-        describe,
-        host_max_rss_bytes,
-        import_failure,
-        load,
-        loss_summary,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        process_table,
-        run_main,
-    )
+    from ascend_env.smoke import harness
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        base_parser,
-        describe,
-        host_max_rss_bytes,
-        import_failure,
-        load,
-        loss_summary,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        process_table,
-        run_main,
-    )
+    import harness
 
 
 SCHEMA = "ascend-env/smoke/mindspore/v1"
@@ -84,7 +50,7 @@ TARGETS = {"npu": "Ascend", "cuda": "GPU", "cpu": "CPU"}
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run under the watchdog, print the evidence."""
-    parser = base_parser("Train a small MindSpore network in GRAPH_MODE and print JSON "
+    parser = harness.base_parser("Train a small MindSpore network in GRAPH_MODE and print JSON "
                          "evidence.", "npu:0")
     parser.add_argument("--peak-tflops", type=float, default=None,
                         help="the chip's fp16 peak (from the data files)")
@@ -95,29 +61,29 @@ def main(argv: list[str] | None = None) -> int:
     requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
                  "chip": args.chip, "precision": "auto", "peak_tflops": args.peak_tflops,
                  "matmul_size": args.matmul_size}
-    doc = new_document(SCHEMA, "mindspore", requested)
-    return run_main(doc, args, lambda d, e: run(args, d, e))
+    doc = harness.new_document(SCHEMA, "mindspore", requested)
+    return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
 
-def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
+def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """Set MindSpore up for the requested device and train there."""
     try:
-        kind, index = parse_device(args.device)
+        kind, index = harness.parse_device(args.device)
     except ValueError as exc:
         doc.update(status="error", reason=str(exc))
-        return EXIT_CANNOT_RUN
+        return harness.EXIT_CANNOT_RUN
     if kind == "all" or (kind == "npu" and index is None):
         return run_each_npu(args, doc, emitter)
     env = doc["environment"]
-    presence = npu_presence() if kind == "npu" else {}
+    presence = harness.npu_presence() if kind == "npu" else {}
     env.update(presence)
     doc["phase"] = "import mindspore"
     try:
-        ms = load("mindspore")
-        np = load("numpy")
+        ms = harness.load("mindspore")
+        np = harness.load("numpy")
     except Exception as exc:
-        doc.update(status="unavailable", missing=["mindspore"], reason=describe(exc))
-        return EXIT_CANNOT_RUN
+        doc.update(status="unavailable", missing=["mindspore"], reason=harness.describe(exc))
+        return harness.EXIT_CANNOT_RUN
     env["mindspore"] = getattr(ms, "__version__", None)
     doc["phase"] = f"set device {TARGETS[kind]}"
     try:
@@ -127,10 +93,10 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
         else:  # MindSpore before 2.5
             ms.set_context(device_target=TARGETS[kind], device_id=index or 0)
     except Exception as exc:  # RuntimeError naming the Ascend plugin library that failed
-        found = import_failure("mindspore", exc) or ["device"]
-        missing = npu_missing(presence, found) if kind == "npu" else found
-        doc.update(status="unavailable", reason=describe(exc), missing=missing)
-        return EXIT_FAILED
+        found = harness.import_failure("mindspore", exc) or ["device"]
+        missing = harness.npu_missing(presence, found) if kind == "npu" else found
+        doc.update(status="unavailable", reason=harness.describe(exc), missing=missing)
+        return harness.EXIT_FAILED
     record: dict[str, Any] = {"device": kind if kind == "cpu" else f"{kind}:{index or 0}",
                               "status": "running"}
     doc["runs"] = [record]
@@ -148,22 +114,22 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
     record["memory"] = memory(ms, kind)
     if kind in ("npu", "cuda"):
         doc["phase"] = f"process table for {args.device}"
-        record["process_table"] = process_table(kind, os.getpid())
+        record["process_table"] = harness.process_table(kind, os.getpid())
     problems = judge_run(record)
     record.update(status="failed" if problems else "ok", reason="; ".join(problems) or None)
     doc.update(phase="done", status=record["status"], reason=record["reason"])
-    return EXIT_FAILED if problems else EXIT_OK
+    return harness.EXIT_FAILED if problems else harness.EXIT_OK
 
 
-def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
+def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """`--device all`: this script once per NPU (a MindSpore process binds one device)."""
-    presence = npu_presence()
+    presence = harness.npu_presence()
     doc["environment"].update(presence)
     nodes = presence["davinci_nodes"]
     if not nodes:
-        doc.update(status="unavailable", missing=npu_missing(presence, ["device"]),
+        doc.update(status="unavailable", missing=harness.npu_missing(presence, ["device"]),
                    reason="no /dev/davinciN device node is visible")
-        return EXIT_FAILED
+        return harness.EXIT_FAILED
     runs: list[dict[str, Any]] = []
     doc["runs"] = runs
     for index in range(len(nodes)):
@@ -189,9 +155,9 @@ def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter
     if failed:
         doc.update(status="failed", reason="; ".join(f"{r['device']}: {r.get('reason')}"
                                                      for r in failed))
-        return EXIT_FAILED
+        return harness.EXIT_FAILED
     doc["status"] = "ok"
-    return EXIT_OK
+    return harness.EXIT_OK
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
@@ -266,7 +232,7 @@ def train(ms: Any, np: Any, args: argparse.Namespace, record: dict[str, Any]) ->
     training["seconds"] = round(finished - started, 4)
     # The first step compiles the graph; the rate is taken over the steps after it.
     training["steps_per_s"] = (args.steps - 1) / (finished - warm) if args.steps > 1 else None
-    training["summary"] = loss_summary(losses)
+    training["summary"] = harness.loss_summary(losses)
     parameters, source = observed(ms, list(net.trainable_params()))
     record["placement"] = {"parameters": parameters,
                            "batches": sorted(outputs) or [current_device(ms)],
@@ -345,7 +311,7 @@ def throughput(ms: Any, np: Any, kind: str, args: argparse.Namespace,
 
 def memory(ms: Any, kind: str) -> dict[str, Any]:
     """Peak device memory MindSpore allocated (runtime, or hal before 2.6)."""
-    host = host_max_rss_bytes()
+    host = harness.host_max_rss_bytes()
     if kind == "cpu":
         return {"peak_allocated_bytes": None, "source": "cpu: no device allocator",
                 "host_max_rss_bytes": host}

@@ -33,54 +33,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ascend_env.smoke.harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        aicpu_ops,
-        base_parser,
-        cpu_fallback_ops,
-        describe,
-        host_max_rss_bytes,
-        import_failure,
-        load,
-        loss_summary,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        process_table,
-        run_main,
-    )
+    from ascend_env.smoke import harness
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from harness import (
-        EXIT_CANNOT_RUN,
-        EXIT_FAILED,
-        EXIT_OK,
-        Emitter,
-        aicpu_ops,
-        base_parser,
-        cpu_fallback_ops,
-        describe,
-        host_max_rss_bytes,
-        import_failure,
-        load,
-        loss_summary,
-        new_document,
-        npu_missing,
-        npu_presence,
-        parse_device,
-        process_table,
-        run_main,
-    )
+    import harness
 
 
 if TYPE_CHECKING:
     import torch
 
-# torch is imported inside the functions (noqa PLC0415): the module must load, and report,
+# torch is imported inside the functions (noqa PLC0415): the module must harness.load, and report,
 # on a host where torch is missing, and only after TORCH_DEVICE_BACKEND_AUTOLOAD is set.
 
 SCHEMA = "ascend-env/smoke/torch/v1"
@@ -96,7 +58,7 @@ SAMPLE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4}
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run under the watchdog, print the evidence."""
-    parser = base_parser("Train a small PyTorch model on a device and print JSON evidence.",
+    parser = harness.base_parser("Train a small PyTorch model on a device and print JSON evidence.",
                          "npu:0")
     parser.add_argument("--peak-tflops", type=float, default=None,
                         help="the chip's peak for the throughput dtype (from the data files)")
@@ -111,17 +73,17 @@ def main(argv: list[str] | None = None) -> int:
     requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
                  "chip": args.chip, "precision": args.precision,
                  "peak_tflops": args.peak_tflops, "matmul_size": args.matmul_size}
-    doc = new_document(SCHEMA, "torch", requested)
-    return run_main(doc, args, lambda d, e: run(args, d, e))
+    doc = harness.new_document(SCHEMA, "torch", requested)
+    return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
 
-def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
+def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """Prepare torch for the requested device, then train on each device asked for."""
     try:
-        kind, index = parse_device(args.device)
+        kind, index = harness.parse_device(args.device)
     except ValueError as exc:
         doc.update(status="error", reason=str(exc))
-        return EXIT_CANNOT_RUN
+        return harness.EXIT_CANNOT_RUN
     kind = "npu" if kind == "all" else kind
     env = doc["environment"]
     doc["phase"] = "import torch"
@@ -132,8 +94,8 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
     try:
         import torch  # noqa: PLC0415
     except Exception as exc:
-        doc.update(status="unavailable", missing=["torch"], reason=describe(exc))
-        return EXIT_CANNOT_RUN
+        doc.update(status="unavailable", missing=["torch"], reason=harness.describe(exc))
+        return harness.EXIT_CANNOT_RUN
     env["torch"] = torch.__version__
     backend, code = device_backend(kind, doc)
     if code is not None:
@@ -146,8 +108,8 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
             doc.update(status="unavailable", missing=["device"],
                        reason=f"{args.device} requested, {count} {kind} device(s) visible")
             if kind == "npu":
-                doc["missing"] = npu_missing(env, ["device"])
-            return EXIT_FAILED
+                doc["missing"] = harness.npu_missing(env, ["device"])
+            return harness.EXIT_FAILED
         indices = [index] if index is not None else list(range(count))
     runs: list[dict[str, Any]] = []
     doc["runs"] = runs
@@ -159,18 +121,18 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter) -> int:
             run_on_device(record, backend=backend, index=device_index, args=args, doc=doc,
                           emitter=emitter, profile=number == 0)
         except Exception as exc:  # a faulty device must not hide the evidence of the others
-            record.update(status="error", reason=f"{describe(exc)} (during {doc['phase']})",
+            record.update(status="error", reason=f"{harness.describe(exc)} (during {doc['phase']})",
                           traceback=traceback.format_exc()[-4000:])
     if kind == "npu":
-        doc["fallbacks"]["cpu_ops"] = cpu_fallback_ops(emitter.log_text())
+        doc["fallbacks"]["cpu_ops"] = harness.cpu_fallback_ops(emitter.log_text())
     failed = [r for r in runs if r["status"] != "ok"]
     doc["phase"] = "done"
     if failed:
         doc.update(status="failed", reason="; ".join(f"{r['device']}: {r['reason']}"
                                                      for r in failed))
-        return EXIT_FAILED
+        return harness.EXIT_FAILED
     doc["status"] = "ok"
-    return EXIT_OK
+    return harness.EXIT_OK
 
 
 def device_backend(kind: str, doc: dict[str, Any]) -> tuple[Any, int | None]:
@@ -184,7 +146,7 @@ def device_backend(kind: str, doc: dict[str, Any]) -> tuple[Any, int | None]:
         return torch.cuda, None
     if kind != "npu":
         return None, None
-    presence = npu_presence()
+    presence = harness.npu_presence()
     env.update(presence)
     doc["fallbacks"] = {"cpu_ops": [], "aicpu_ops": None, "aicpu_error": None,
                         "cpu_ops_source": "torch_npu's CAUTION warnings (npu_cpu_fallback) "
@@ -192,21 +154,21 @@ def device_backend(kind: str, doc: dict[str, Any]) -> tuple[Any, int | None]:
                         "aicpu_source": None}
     doc["phase"] = "import torch_npu"
     try:
-        env["torch_npu"] = getattr(load("torch_npu"), "__version__", None)
+        env["torch_npu"] = getattr(harness.load("torch_npu"), "__version__", None)
     except Exception as exc:  # ImportError, OSError or RuntimeError from CANN's libraries
-        doc.update(status="unavailable", reason=describe(exc),
-                   missing=npu_missing(presence, import_failure("torch_npu", exc)))
-        return None, EXIT_FAILED
+        doc.update(status="unavailable", reason=harness.describe(exc),
+                   missing=harness.npu_missing(presence, harness.import_failure("torch_npu", exc)))
+        return None, harness.EXIT_FAILED
     backend = getattr(torch, "npu", None)
     if backend is None:
         doc.update(status="unavailable", missing=["torch_npu"],
                    reason="torch_npu imported but registered no torch.npu module")
-        return None, EXIT_FAILED
+        return None, harness.EXIT_FAILED
     return backend, None
 
 
 def run_on_device(record: dict[str, Any], *, backend: Any, index: int | None,
-                  args: argparse.Namespace, doc: dict[str, Any], emitter: Emitter,
+                  args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter,
                   profile: bool) -> None:
     """Train, check a matmul, measure throughput and memory on one device."""
     import torch  # noqa: PLC0415
@@ -226,7 +188,7 @@ def run_on_device(record: dict[str, Any], *, backend: Any, index: int | None,
     record["memory"] = memory(backend, index)
     if device.type in ("npu", "cuda"):
         doc["phase"] = f"process table for {device}"
-        record["process_table"] = process_table(device.type, os.getpid())
+        record["process_table"] = harness.process_table(device.type, os.getpid())
     wanted = args.profile_ops == "on" or (args.profile_ops == "auto"
                                           and args.timeout - emitter.elapsed() > 90)
     if device.type == "npu" and profile and wanted:
@@ -327,7 +289,7 @@ def train(device: torch.device, args: argparse.Namespace,
     training["seconds"] = round(finished - started, 4)
     # The first step compiles kernels; the rate is taken over the steps after it.
     training["steps_per_s"] = (args.steps - 1) / (finished - warm) if args.steps > 1 else None
-    training["summary"] = loss_summary(losses)
+    training["summary"] = harness.loss_summary(losses)
     placement["parameters"] = sorted({str(p.device) for p in model.parameters()})
     return step
 
@@ -427,7 +389,7 @@ def throughput(device: torch.device, args: argparse.Namespace, precision: str,
 
 def memory(backend: Any, index: int | None) -> dict[str, Any]:
     """Peak memory the framework allocated on the device (the host's peak RSS beside it)."""
-    host = host_max_rss_bytes()
+    host = harness.host_max_rss_bytes()
     if backend is None:
         return {"peak_allocated_bytes": None, "source": "cpu: no device allocator",
                 "host_max_rss_bytes": host}
@@ -442,7 +404,7 @@ def profile_aicpu(step: Callable[[], float], fallbacks: dict[str, Any]) -> None:
                                  "rows whose Accelerator Core is AI_CPU")
     folder = tempfile.mkdtemp(prefix="ascend-env-profile-")
     try:
-        npu = load("torch_npu")
+        npu = harness.load("torch_npu")
         profiler = npu.profiler
         session = profiler.profile(activities=[profiler.ProfilerActivity.NPU],
                                    on_trace_ready=profiler.tensorboard_trace_handler(folder))
@@ -456,10 +418,10 @@ def profile_aicpu(step: Callable[[], float], fallbacks: dict[str, Any]) -> None:
             return
         found: set[str] = set()
         for table in tables:
-            found.update(aicpu_ops(table.read_text(encoding="utf-8", errors="replace")))
+            found.update(harness.aicpu_ops(table.read_text(encoding="utf-8", errors="replace")))
         fallbacks["aicpu_ops"] = sorted(found)
     except Exception as exc:  # profiling is extra evidence; its failure must not end the run
-        fallbacks["aicpu_error"] = describe(exc)
+        fallbacks["aicpu_error"] = harness.describe(exc)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
