@@ -1,27 +1,20 @@
 # ruff: noqa: E501  (verbatim vendor output wider than the line limit)
-"""Verbatim npu-smi outputs from ascend-facts.md §4 (sources named there)."""
+"""Verbatim npu-smi outputs from ascend-facts.md §4 (sources named there).
 
-# §4.1, vllm-ascend #198: Atlas A2 (910B3), HDK 23.0.7, NPUs 0-1 and the process table head.
-INFO_910B = """\
-+------------------------------------------------------------------------------------------------+
-| npu-smi 23.0.7                   Version: 23.0.7                                               |
-+---------------------------+---------------+----------------------------------------------------+
-| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|
-| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |
-+===========================+===============+====================================================+
-| 0     910B3               | OK            | 102.8       55                0    / 0             |
-| 0                         | 0000:C1:00.0  | 0           0    / 0          3338 / 65536         |
-+===========================+===============+====================================================+
-| 1     910B3               | OK            | 97.6        54                0    / 0             |
-| 0                         | 0000:C2:00.0  | 0           0    / 0          3337 / 65536         |
-+===========================+===============+====================================================+
-+---------------------------+---------------+----------------------------------------------------+
-| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |
-+===========================+===============+====================================================+
-| No running processes found in NPU 0                                                            |
-+===========================+===============+====================================================+
-| No running processes found in NPU 1                                                            |
-+===========================+===============+====================================================+"""
+Whole samples come from tests/data (one copy, shared with the parser tests); the heads below
+are the parts of longer outputs that the reference quotes.
+"""
+
+from tests.vendor_samples import sample
+
+# §4.1, vllm-ascend #198: Atlas A2 (910B3), HDK 23.0.7. §4.6 MC-LOGS: 910 board query.
+# §4.7 NPUSMI-A2 npusmi_027/028 and the MC-FIX alarm capture (tab-indented).
+INFO_910B = sample("npu_smi_info", "910b3-23.0.7")
+BOARD_910 = sample("npu_smi_board", "910-mc-logs")
+HEALTH_NPU = sample("npu_smi_health", "npu-level-200i-a2")
+HEALTH_CHIP_OK = sample("npu_smi_health", "chip-ok")
+HEALTH_CHIP_ALARM = sample("npu_smi_health", "chip-alarm-tabs")
+
 
 # §4.2, vllm-ascend #1047: first-generation 910 (910ProB), HDK 24.1.0, NPUs 0-1 (no process
 # table in the quoted excerpt).
@@ -64,48 +57,6 @@ LIST_HEAD = """\
         NPU ID                         : 1
         Chip Count                     : 1"""
 
-# §4.6, MC-LOGS: first-generation 910 board query.
-BOARD_910 = """\
-        NPU ID                         : 0
-        Software Version               : 23.0.5
-        Firmware Version               : 7.1.0.7.220
-        Compatibility                  : OK
-        Board ID                       : 0x02
-        PCB ID                         : A
-        BOM ID                         : 1
-        PCIe Bus Info                  : 0000:61:00.0
-        Slot ID                        : 0
-        Class ID                       : NA
-        PCI Vendor ID                  : 0x19e5
-        PCI Device ID                  : 0xD801
-        Subsystem Vendor ID            : 0x0200
-        Subsystem Device ID            : 0x0100
-        Chip Count                     : 1"""
 
-# §4.7, NPUSMI-A2 npusmi_027 / npusmi_028.
-HEALTH_NPU = """\
-        NPU ID                         : 0
-        Chip Count                     : 1
 
-        Chip ID                        : 0
-        Health                         : OK
 
-        Health                         : OK
-        Chip Name                      : MCU"""
-
-HEALTH_CHIP_OK = """\
-        Health Status                  : OK
-        Error Code                     : NA
-        Error Information              : NA"""
-
-# §4.7, MC-FIX alarm capture (tab-indented).
-HEALTH_CHIP_ALARM = """\
-\tHealth Status                  : Alarm
-\tError Code                     : A4025021 8C03A000 8C084E00
-\tError Information              : ascend_monitor adda heart beat lost error
-
-\t                               : node type=process-manager, sensor type=General Software, \
-event state=The process start failed or exit abnormally
-
-\t                               : node type=adda, sensor type=Heartbeat Sensor, \
-event state=Heartbeat Lost."""

@@ -15,31 +15,15 @@ from pathlib import Path
 import pytest
 
 from ascend_env.smoke import harness
+from tests.vendor_samples import sample
 
 SMOKE = Path(harness.__file__).resolve().parent
 
 # ascend-facts.md §4.1 (vllm-ascend #198), with the process table of a busy NPU 1 in the
 # layout the same output uses for rows (NPU and chip, pid, name, memory).
-NPU_SMI_910B = """\
-+------------------------------------------------------------------------------------------------+
-| npu-smi 23.0.7                   Version: 23.0.7                                               |
-+---------------------------+---------------+----------------------------------------------------+
-| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|
-| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |
-+===========================+===============+====================================================+
-| 0     910B3               | OK            | 102.8       55                0    / 0             |
-| 0                         | 0000:C1:00.0  | 0           0    / 0          3338 / 65536         |
-+===========================+===============+====================================================+
-| 1     910B3               | OK            | 97.6        54                0    / 0             |
-| 0                         | 0000:C2:00.0  | 0           0    / 0          3337 / 65536         |
-+===========================+===============+====================================================+
-+---------------------------+---------------+----------------------------------------------------+
-| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |
-+===========================+===============+====================================================+
-| No running processes found in NPU 0                                                            |
-+===========================+===============+====================================================+
-| 1       0                 | 41711         | python3                  | 3105                    |
-+===========================+===============+====================================================+"""
+NPU_SMI_910B = sample("npu_smi_info", "910b3-23.0.7").replace(
+    "| No running processes found in NPU 1                                                            |",
+    "| 1       0                 | 41711         | python3                  | 3105                    |")
 
 # The warning torch_npu prints for an operator without an NPU kernel: the C++ form (MinerU
 # #1695, pytorch #136302) and the same text raised as a Python warning.
@@ -183,6 +167,7 @@ def test_loss_summary(losses: list[float | None], fell: bool) -> None:
 EMITTER = """\
 import os, sys, time
 from ascend_env.smoke import harness
+from tests.vendor_samples import sample
 doc = harness.new_document("ascend-env/smoke/torch/v1", "torch", {"device": "cpu"})
 emitter = harness.Emitter(doc)
 emitter.arm(float(sys.argv[1]))
