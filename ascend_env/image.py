@@ -66,6 +66,8 @@ class CacheUse(BaseModel):
     steps: int
     cached: int
     by_stage: dict[str, list[int]] = Field(description="stage -> [steps, cached]")
+    rebuilt: list[str] = Field(default_factory=list,
+                               description="'stage: instruction' of every step not from cache")
 
 
 class ImageResult(BaseModel):
@@ -235,7 +237,9 @@ def _cache_use(outcome: BuildOutcome) -> CacheUse:
         counts = by_stage.setdefault(step.stage, [0, 0])
         counts[0] += 1
         counts[1] += int(step.cached)
-    return CacheUse(steps=len(outcome.steps), cached=len(outcome.cached()), by_stage=by_stage)
+    rebuilt = [f"{s.stage}: {s.instruction[:100]}" for s in outcome.steps if not s.cached]
+    return CacheUse(steps=len(outcome.steps), cached=len(outcome.cached()), by_stage=by_stage,
+                    rebuilt=rebuilt)
 
 
 def build_image(builder: Builder, request: BuildRequest) -> ImageResult:
