@@ -135,7 +135,11 @@ class DoctorPlugin:
             if previous != item.nodeid.split("[")[0]:
                 raise UsageError(f"check id {info.id} is used twice: {previous} and "
                                  f"{item.nodeid}")
-            if info.level <= self.context.level and selected(info, self.context.only):
+            # Image-scope checks (checks/test_image.py) run only when `image build|validate`
+            # hands an image context (ascend_env/image_facts.py); a host never lists them.
+            image_only = info.category == "image" and getattr(self.context, "scope", None) is None
+            if info.level <= self.context.level and selected(info, self.context.only) \
+                    and not image_only:
                 keep.append(item)
                 if info not in self.checks:
                     self.checks.append(info)

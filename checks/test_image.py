@@ -1,8 +1,8 @@
 """Image scope: a container image carries CANN and the frameworks, never the driver.
 
 These checks run only when `ascend-env image build|validate` evaluates an image (an
-ImageContext); on a host they skip. An image has no driver and no NPU, so they check what an
-image can promise: CANN as the spec says, ENV lines equal to what set_env.sh exports, CANN's
+ImageContext); the doctor does not collect them for hosts. An image has no driver and no
+NPU, so they check what an image can promise: CANN as the spec says, ENV lines equal to what set_env.sh exports, CANN's
 libraries resolvable without the driver's, frameworks that load as far as they can without a
 device, and nothing left behind that must not ship (installers, driver files).
 """
