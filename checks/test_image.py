@@ -2,9 +2,10 @@
 
 These checks run only when `ascend-env image build|validate` evaluates an image (an
 ImageContext); the doctor does not collect them for hosts. An image has no driver and no
-NPU, so they check what an image can promise: CANN as the spec says, ENV lines equal to what set_env.sh exports, CANN's
-libraries resolvable without the driver's, frameworks that load as far as they can without a
-device, and nothing left behind that must not ship (installers, driver files).
+NPU, so they check what an image can promise: CANN as the spec says, ENV lines equal to
+what set_env.sh exports, CANN's libraries resolvable without the driver's, frameworks that
+load as far as they can without a device, and nothing left behind that must not ship
+(installers, driver files).
 """
 
 from __future__ import annotations

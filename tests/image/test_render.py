@@ -85,7 +85,8 @@ def test_layer_order_keeps_cann_before_frameworks() -> None:
     assert "cann" not in frameworks_stage.lower().replace("can't", "")  # independent of CANN
     final = text.split("\nFROM base\n", 1)[1]
     order = [final.index(m) for m in ("COPY --from=cann /usr/local/Ascend", "ENV ASCEND_",
-                                      "COPY --from=frameworks", "LABEL ", "HEALTHCHECK")]
+                                      "HEALTHCHECK", "ENTRYPOINT", "COPY --from=frameworks",
+                                      "ENV VIRTUAL_ENV", "LABEL ")]
     assert order == sorted(order)
     # Nothing that depends on the frameworks (pins, spec digest) comes before their COPY.
     before = final.split("COPY --from=frameworks", 1)[0]
