@@ -28,6 +28,7 @@ BuilderChoice = Literal["auto", "buildah", "podman", "docker"]
 AUTO_ORDER: tuple[BuilderName, ...] = ("docker", "podman", "buildah")
 STEP = re.compile(r"^\[(\d+)/(\d+)\] STEP (\d+)/(\d+): (.*)$|^STEP (\d+)/(\d+): (.*)$")
 CACHE = re.compile(r"^--> Using cache ([0-9a-f]+)|^ ---> Using cache$|CACHED")
+DONE = re.compile(r"^--> [0-9a-f]{6,}$")
 FROM_AS = re.compile(r"^FROM\s+\S+(?:\s+AS\s+(\S+))?", re.IGNORECASE)
 
 
@@ -73,11 +74,19 @@ class Completed:
 
 
 def parse_steps(log: str) -> list[Step]:
-    """Steps and their cache use from buildah/podman output (`STEP n/m:`, `Using cache`)."""
+    """Steps and their cache use from buildah/podman output (`STEP n/m:`, `Using cache`).
+
+    A stage is built when a later one first needs it (`COPY --from=cann`), so its steps print
+    inside the window of the step that needs it; every step ends with its `--> <id>` line.
+    Open steps therefore form a stack: `Using cache` marks the innermost open step and
+    `--> <id>` closes it.
+    """
     steps: list[Step] = []
     stages: dict[str, str] = {}
-    for line in log.splitlines():
-        match = STEP.match(line.strip())
+    open_steps: list[Step] = []
+    for raw in log.splitlines():
+        line = raw.strip()
+        match = STEP.match(line)
         if match:
             stage_no, total = match.group(1) or "1", match.group(2) or "1"
             instruction = match.group(5) or match.group(8) or ""
@@ -87,10 +96,15 @@ def parse_steps(log: str) -> list[Step]:
                 unnamed = "final" if stage_no == total else f"stage {stage_no}"
                 stages[stage_no] = named.group(1) or unnamed
                 continue  # FROM is never a cache hit: not counted as a step
-            steps.append(Step(stage=stages.get(stage_no, f"stage {stage_no}"),
-                              instruction=instruction))
-        elif steps and CACHE.search(line.strip()):
-            steps[-1].cached = True
+            step = Step(stage=stages.get(stage_no, f"stage {stage_no}"),
+                        instruction=instruction)
+            steps.append(step)
+            open_steps.append(step)
+        elif CACHE.search(line):
+            if open_steps:
+                open_steps[-1].cached = True
+        elif DONE.match(line) and open_steps:
+            open_steps.pop()
     return steps
 
 

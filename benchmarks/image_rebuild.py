@@ -8,9 +8,13 @@ validated tag) on the image tests' stack: tests/sim's fake CANN packages and two
 torch/torch_npu wheels (tests/image/stack.py). The full build starts from an empty layer
 cache (only the base image present); the rebuild changes the torch_npu pin alone, so the
 base and CANN stages must come from the cache and only the framework stage and the final
-layers after its COPY are rebuilt. With real CANN packages (gigabytes of install tree) the
-CANN stage dominates the full build, so the gap grows; vfs copies whole layers, which is the
-floor of both figures here.
+layers after its COPY are rebuilt. Stage times come from when the builder printed each step.
+
+Read the figures with the storage driver in mind: vfs copies the whole root file system for
+every container the builder creates (each stage's FROM, each COPY --from source, each
+validation container), so here a ~60 s floor sits under both builds whatever is cached. The
+fake CANN installers take a second; real ones take minutes and write gigabytes, which is
+the part the rebuild skips. On overlay storage the floor mostly goes away.
 """
 
 from __future__ import annotations
@@ -27,23 +31,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ascend_env.catalogue import Catalogue
 from ascend_env.image import BuildRequest, ImageResult, build_image
-from ascend_env.image_builders import Buildah
+from ascend_env.image_builders import FROM_AS, STEP, Buildah
 from tests.image.stack import TORCH_NPU, TORCH_NPU_ALT, make_repo, spec_for
 from tests.sim.image import import_base
 
 BASE = "localhost/ascend-env-bench-base:latest"
 
 
+class StageClock:
+    """Seconds per build stage, from when each `STEP` line of the builder's output arrived."""
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[float, str]] = []
+        self.stages: dict[str, str] = {}
+
+    def line(self, text: str) -> None:
+        match = STEP.match(text.strip())
+        if match:
+            number, instruction = match.group(1) or "1", match.group(5) or ""
+            named = FROM_AS.match(instruction)
+            if named:
+                self.stages[number] = named.group(1) or "final"
+            self.marks.append((time.perf_counter(), self.stages.get(number, number)))
+
+    def seconds(self, end: float) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for (start, stage), (stop, _next) in zip(self.marks, [*self.marks[1:], (end, "")],
+                                                 strict=True):
+            out[stage] = out.get(stage, 0.0) + stop - start
+        return out
+
+
 def build(repo: Path, catalogue: Catalogue, torch_npu: str, tag: str
-          ) -> tuple[float, ImageResult]:
+          ) -> tuple[float, ImageResult, dict[str, float]]:
     started = time.perf_counter()
+    clock = StageClock()
     result = build_image(Buildah(), BuildRequest(
         spec=spec_for(torch_npu), repo=repo, catalogue=catalogue, base=BASE, tag=tag,
-        offline=True, gid=1000))
+        offline=True, gid=1000, on_line=clock.line))
     elapsed = time.perf_counter() - started
     if not result.validated:
         raise SystemExit(f"{tag} did not validate: {result.report.failed}")
-    return elapsed, result
+    return elapsed, result, clock.seconds(started + (result.build_seconds or 0))
 
 
 def main() -> int:
@@ -60,8 +89,9 @@ def main() -> int:
         try:
             import_base(BASE)
             repo, _vendor, catalogue = make_repo(root)
-            full, first = build(repo, catalogue, TORCH_NPU, "localhost/bench:full")
-            again, second = build(repo, catalogue, TORCH_NPU_ALT, "localhost/bench:torch-npu")
+            full, first, full_stages = build(repo, catalogue, TORCH_NPU, "localhost/bench:full")
+            again, second, again_stages = build(repo, catalogue, TORCH_NPU_ALT,
+                                                "localhost/bench:torch-npu")
         finally:
             subprocess.run(["buildah", "--storage-driver", "vfs", "rm", "--all"],
                            capture_output=True, check=False)
@@ -69,6 +99,9 @@ def main() -> int:
     print(f"{'wall time (build+validate+tag)':34}{full:>13.1f}s{again:>17.1f}s")
     print(f"{'builder time':34}{first.build_seconds or 0:>13.1f}s"
           f"{second.build_seconds or 0:>17.1f}s")
+    for stage in full_stages:
+        print(f"{'  stage ' + stage:34}{full_stages[stage]:>13.1f}s"
+              f"{again_stages.get(stage, 0.0):>17.1f}s")
     for name, result in (("full build", first), ("torch_npu only", second)):
         cache = result.cache
         assert cache is not None

@@ -200,27 +200,33 @@ def test_hadolint_clean(tmp_path: Path, cann: str, torch: tuple[str, str] | None
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+# As buildah 1.28 prints it: the final stage needs `cann` at its COPY and builds it there.
 BUILDAH_LOG = """\
 [1/3] STEP 1/2: FROM localhost/base:latest AS base
 [1/3] STEP 2/2: RUN true
 --> Using cache 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
 --> 9a4545cbf18
-[3/3] STEP 1/3: FROM 9a4545cbf18
-[3/3] STEP 2/3: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
+[3/3] STEP 1/4: FROM 9a4545cbf18
+[3/3] STEP 2/4: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
 [2/3] STEP 1/2: FROM 9a4545cbf18 AS cann
 [2/3] STEP 2/2: RUN install
---> Using cache 641ba8f9eb3f9075a2de4769993b3238b927e3d45dc1dbe86a17dc0b483439db
+Ascend-cann-toolkit install success
 --> 641ba8f9eb3
+--> Using cache 71d95d770f64aa0c3ee1e0e5a0b8b4fb5ec8b5b0d6b9f1a4f1b2b3c4d5e6f7a8
 --> 71d95d770f6
-[3/3] STEP 3/3: ENV A=1
+[3/3] STEP 3/4: ENV A=1
 --> 6d2b7094387
+[3/3] STEP 4/4: CMD ["/bin/bash"]
+[3/3] COMMIT t1
+--> d39b265d52a
 """
 
 
 def test_parse_steps_counts_cache_use_per_stage() -> None:
     steps = parse_steps(BUILDAH_LOG)
-    assert [(s.stage, s.cached) for s in steps] == [
-        ("base", True), ("final", False), ("cann", True), ("final", False)]
+    assert [(s.stage, s.instruction.split()[0], s.cached) for s in steps] == [
+        ("base", "RUN", True), ("final", "COPY", True), ("cann", "RUN", False),
+        ("final", "ENV", False), ("final", "CMD", False)]
 
 
 def test_env_differences_compare_resolved_entries() -> None:
