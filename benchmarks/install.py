@@ -70,6 +70,7 @@ def measure(hosts: int, repo: Path, plan: Plan, work: Path, runs: int) -> dict[s
         ansible = str(Path(sys.executable).with_name("ansible"))
         setup = statistics.median(_timed(lambda: subprocess.run(
             [ansible, "all", "-i", str(sim.inventory), "-m", "setup"], check=True,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL)) for _ in range(runs))
         spec = _spec()
         fresh = _timed(lambda: install(spec, plan, options))
