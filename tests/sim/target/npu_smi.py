@@ -140,14 +140,20 @@ def info_table(state: dict[str, Any]) -> str:
                 + fmt_pair(hbm, hbm_total, 5, 14),
             ], widths))
             lines.append(rule(widths, "="))
-    lines.append(rule(widths, "-"))
-    lines.append(row(["NPU     Chip", "Process id", PROC_HEAD], widths))
-    lines.append(rule(widths, "="))
+    lines += process_table(state, widths)
+    return "\n".join(lines)
+
+
+def process_table(state: dict[str, Any], widths: list[int]) -> list[str]:
+    """The process table under either layout: a row per process, or the idle line per NPU."""
+    idle_width = sum(widths) + len(widths) - 2  # the line spans every column and separator
+    lines = [rule(widths, "-"), row(["NPU     Chip", "Process id", PROC_HEAD], widths),
+             rule(widths, "=")]
     for npu in present(state):
         procs = npu.get("processes", [])
         if not procs:
             idle = f"No running processes found in NPU {npu['npu_id']}"
-            lines.append("| " + idle.ljust(95) + "|")
+            lines.append("| " + idle.ljust(idle_width) + "|")
         for p in procs:
             lines.append(row([
                 f"{npu['npu_id']}".ljust(8) + f"{p.get('chip', 0)}",
@@ -155,7 +161,7 @@ def info_table(state: dict[str, Any]) -> str:
                 f"{p['name']}".ljust(25) + "| " + f"{p['memory_mb']}",
             ], widths))
         lines.append(rule(widths, "="))
-    return "\n".join(lines)
+    return lines
 
 
 def info_table_infer(state: dict[str, Any]) -> str:
@@ -184,21 +190,7 @@ def info_table_infer(state: dict[str, Any]) -> str:
                 "0".ljust(13) + fmt_pair(used, total, 5, 33),
             ], widths))
             lines.append(rule(widths, "=" if chip == cpn - 1 else "-"))
-    lines.append(rule(widths, "-"))
-    lines.append(row(["NPU     Chip", "Process id", PROC_HEAD], widths))
-    lines.append(rule(widths, "="))
-    for npu in present(state):
-        procs = npu.get("processes", [])
-        if not procs:
-            idle = f"No running processes found in NPU {npu['npu_id']}"
-            lines.append("| " + idle.ljust(103) + "|")
-        for p in procs:
-            lines.append(row([
-                f"{npu['npu_id']}".ljust(8) + f"{p.get('chip', 0)}",
-                f"{p['pid']}",
-                f"{p['name']}".ljust(25) + "| " + f"{p['memory_mb']}",
-            ], widths))
-        lines.append(rule(widths, "="))
+    lines += process_table(state, widths)
     return "\n".join(lines)
 
 
