@@ -55,8 +55,8 @@ FAILED_RANK_GRACE_S = 10.0
 
 def main(argv: list[str] | None = None) -> int:
     """Coordinator or worker, by --worker."""
-    parser = harness.base_parser("All-reduce over the host's devices (one process each) and print "
-                         "JSON evidence.", "all")
+    parser = harness.base_parser(
+        "All-reduce over the host's devices (one process each) and print JSON evidence.", "all")
     parser.add_argument("--nprocs", type=int, default=None,
                         help="processes (devices) to use; default every device, cpu 2")
     parser.add_argument("--sizes", default=None,

@@ -50,8 +50,8 @@ TARGETS = {"npu": "Ascend", "cuda": "GPU", "cpu": "CPU"}
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run under the watchdog, print the evidence."""
-    parser = harness.base_parser("Train a small MindSpore network in GRAPH_MODE and print JSON "
-                         "evidence.", "npu:0")
+    parser = harness.base_parser(
+        "Train a small MindSpore network in GRAPH_MODE and print JSON evidence.", "npu:0")
     parser.add_argument("--peak-tflops", type=float, default=None,
                         help="the chip's fp16 peak (from the data files)")
     parser.add_argument("--matmul-size", type=int, default=None,

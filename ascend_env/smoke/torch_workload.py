@@ -58,8 +58,8 @@ SAMPLE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4}
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run under the watchdog, print the evidence."""
-    parser = harness.base_parser("Train a small PyTorch model on a device and print JSON evidence.",
-                         "npu:0")
+    parser = harness.base_parser(
+        "Train a small PyTorch model on a device and print JSON evidence.", "npu:0")
     parser.add_argument("--peak-tflops", type=float, default=None,
                         help="the chip's peak for the throughput dtype (from the data files)")
     parser.add_argument("--precision", choices=("auto", "fp32", "fp16", "bf16"),
