@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, TaskID, TextColumn, TransferSpeedColumn
 from rich.progress import Progress as Bars
 from rich.table import Table
@@ -70,7 +71,7 @@ def render_spec(spec: EnvSpec, *, as_json: bool, as_yaml: bool) -> None:
     elif as_yaml:
         print(yaml.safe_dump(document, sort_keys=False), end="")
     else:
-        _console.print(f"[bold]{spec.name}[/bold]  {spec.description}")
+        _console.print(f"[bold]{escape(spec.name)}[/bold]  {escape(spec.description)}")
         chip = load_chips().get(spec.hardware.chip)
         devices = spec.hardware.devices or (chip.devices.default if chip else "?")
         lines = [
@@ -90,7 +91,7 @@ def render_spec(spec: EnvSpec, *, as_json: bool, as_yaml: bool) -> None:
             lines.append(("mindspore", spec.frameworks.mindspore.version))
         lines.append(("install", f"{spec.install.path} as {spec.install.user}"))
         for key, value in lines:
-            _console.print(f"  {key:<14}{value}")
+            _console.print(f"  {key:<14}{escape(str(value))}")
         _console.print(f"  {'digest':<14}{spec.digest()[:16]}")
 
 
@@ -102,9 +103,9 @@ def render_validation(result: ValidationResult, *, as_json: bool) -> None:
     errors = [p for p in result.problems if p.severity == "error"]
     warnings = [p for p in result.problems if p.severity == "warning"]
     for problem in errors:
-        _console.print(f"[red]error[/red]   {problem.render()}", markup=True)
+        _console.print(f"[red]error[/red]   {escape(problem.render())}")
     for problem in warnings:
-        _console.print(f"[yellow]warning[/yellow] {problem.render()}")
+        _console.print(f"[yellow]warning[/yellow] {escape(problem.render())}")
     if result.valid:
         _console.print(f"[green]valid[/green]: {result.file} (spec {result.spec}, "
                        f"{len(warnings)} warning(s))")
@@ -179,9 +180,9 @@ def render_plan(plan: Plan, *, as_json: bool) -> None:
         _console.print(f"{'':>27}sha256 {item.sha256 or '[red]unknown[/red]'}")
     for item in plan.items:
         if item.note:
-            _console.print(f"  note {item.step}: {item.note}")
+            _console.print(f"  note {item.step}: {escape(item.note)}")
     for problem in plan.warnings:
-        _console.print(f"[yellow]warning[/yellow] {problem.render()}")
+        _console.print(f"[yellow]warning[/yellow] {escape(problem.render())}")
 
 
 @contextmanager
@@ -224,7 +225,7 @@ def render_fetch(result: FetchResult, *, as_json: bool) -> None:
     for item in result.files:
         _console.print(f"{marks[item.status]:<8} {item.status:<10} {item.file}")
         if item.message:
-            _console.print(f"         {item.message}")
+            _console.print(f"         {escape(item.message)}")
     state = "complete" if result.complete else "[red]incomplete[/red]"
     _console.print(f"repository {result.dest}: {state} for spec {result.spec}")
 
@@ -245,8 +246,8 @@ def install_progress(enabled: bool) -> Iterator[Callable[[dict[str, Any]], None]
         elif event["event"] == "result":
             current[event["host"]] = f"{event['status']:<11} {event['task']}"
             if event["status"] in ("failed", "unreachable"):
-                console.print(f"[red]{event['host']}: {event['status']}[/red] {event['task']}"
-                              f": {event.get('message', '')}")
+                console.print(f"[red]{escape(event['host'])}: {event['status']}[/red] "
+                              f"{escape(event['task'])}: {escape(event.get('message', ''))}")
 
     with console.status("ansible") as status:
         def update(event: dict[str, Any]) -> None:
@@ -273,7 +274,7 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
     _console.print(table)
     for host in summary.hosts:
         if host.message and host.status not in ("ok", "changed"):
-            _console.print(f"  {host.host}: {host.message}")
+            _console.print(f"  {escape(host.host)}: {escape(host.message)}")
     verdict = "[green]every host reached the spec[/green]" if summary.succeeded else \
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""
@@ -334,7 +335,8 @@ def render_collect(result: CollectResult, *, as_json: bool) -> None:
         return
     for host in result.hosts:
         mark = "[green]captured[/green]" if host.captured else "[red]not captured[/red]"
-        _console.print(f"{mark} {host.name}" + (f": {host.error}" if host.error else ""))
+        _console.print(f"{mark} {escape(host.name)}"
+                       + (f": {escape(host.error)}" if host.error else ""))
     done = sum(1 for h in result.hosts if h.captured)
     _console.print(f"{done} of {len(result.hosts)} host(s) written to {result.output}"
                    + (" (redacted)" if result.redacted else ""))
@@ -351,7 +353,7 @@ def render_image(result: ImageResult, *, as_json: bool) -> None:
         return
     render_terminal(result.report, _console)
     for warning in result.warnings:
-        _console.print(f"[yellow]note[/yellow] {warning}")
+        _console.print(f"[yellow]note[/yellow] {escape(warning)}")
     if result.cache is not None and result.build_seconds is not None:
         stages = ", ".join(f"{stage} {cached}/{steps}"
                            for stage, (steps, cached) in result.cache.by_stage.items())

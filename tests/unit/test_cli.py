@@ -83,6 +83,8 @@ def test_spec_validate_lists_every_problem(tmp_path: Path) -> None:
     assert result.code == 1
     for fragment in ("driver.version", "frameworks.torch.torch_npu", "24.1.0", "2.1.0.post10"):
         assert fragment in result.out
+    # The matrix row in brackets is text, not terminal markup: it must be printed.
+    assert "[torch_npu 2.1.0.post10 <-> CANN 8.0.0 (PT-COMPAT)]" in result.out
 
 
 def test_spec_validate_unreadable_file_exit_2(tmp_path: Path) -> None:
