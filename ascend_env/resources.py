@@ -12,6 +12,10 @@ from typing import Any, Literal
 
 import yaml
 
+# libyaml's parser (PyYAML's C binding) reads matrix.yaml ~8x faster than the pure-Python one,
+# with the same safe constructor; the pure one stays the fallback where libyaml is absent.
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 Shipped = Literal["playbooks", "checks", "containers"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -24,7 +28,7 @@ def data_text(name: str) -> str:
 
 def load_yaml(name: str) -> Any:
     """A YAML file under ascend_env/data/, parsed."""
-    return yaml.safe_load(data_text(name))
+    return yaml.load(data_text(name), Loader=_SafeLoader)
 
 
 def data_names(folder: str) -> list[str]:
