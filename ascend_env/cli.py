@@ -196,6 +196,9 @@ def install(
                        ] = None,
     post_doctor: Annotated[bool, typer.Option(
         "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")] = True,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Every wheel from the repository; one missing is an error before "
+                          "any host is touched.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
@@ -218,7 +221,7 @@ def install(
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
         check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
-        doctor=post_doctor)
+        doctor=post_doctor, offline=offline)
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
         summary = run_install(loaded, resolved, options, on_event=on_event)
     render_install(summary, as_json=as_json)

@@ -26,14 +26,11 @@ from ascend_env.matrix import load_matrix
 from ascend_env.plan import Plan, PlanItem
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS
 
 FrameworkChoice = Literal["torch", "mindspore", "none"]
 CANN_COMPONENTS = ("nnae", "nnrt", "toolkit", "ops", "nnal")
 FRAMEWORK_COMPONENTS = ("torch", "torch_npu", "mindspore")
-# CANN's own Python dependencies, as the official 9.0.0 image installs them
-# (ascend-facts §5.2; checks/test_python.py checks the same list on hosts).
-CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "pyyaml",
-                    "pathlib2", "psutil", "protobuf", "scipy", "requests", "absl-py")
 # Base images per spec OS family where the registry name is not the family itself.
 BASE_NAMES = {"openeuler": "openeuler/openeuler"}
 # HwHiAiUser's ids in the legacy official images (peers.md §5.3).

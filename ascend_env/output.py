@@ -268,13 +268,16 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
     colours = {"ok": "green", "changed": "green", "failed": "red", "unreachable": "red",
                "reboot required": "yellow", "not run": "yellow"}
     for host in summary.hosts:
-        table.add_row(host.host, f"[{colours[host.status]}]{host.status}[/]", str(host.ok),
+        table.add_row(escape(host.host), f"[{colours[host.status]}]{host.status}[/]",
+                      str(host.ok),
                       str(host.changed), str(host.failed), str(host.unreachable),
                       str(host.skipped))
     _console.print(table)
     for host in summary.hosts:
         if host.message and host.status not in ("ok", "changed"):
             _console.print(f"  {escape(host.host)}: {escape(host.message)}")
+    for note in summary.notes:
+        _console.print(f"[yellow]note:[/yellow] {escape(note)}")
     verdict = "[green]every host reached the spec[/green]" if summary.succeeded else \
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""

@@ -30,6 +30,15 @@ from ascend_env.plan import Plan, PlanItem
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
 from ascend_env.versions import AscendVersion
+from ascend_env.wheelhouse import (
+    CANN_PYTHON_DEPS,
+    WHEELS_DIR,
+    Missing,
+    Target,
+    download_hint,
+    scan,
+)
+from ascend_env.wheelhouse import resolve as resolve_wheels
 
 INSTALL_SCHEMA = "ascend-env/install/v1"
 COMPONENTS = ("driver", "firmware", "cann", "python", "env", "user")
@@ -71,6 +80,8 @@ class InstallSummary(BaseModel):
     check: bool
     log: str
     hosts: list[HostResult]
+    notes: list[str] = Field(default_factory=list,
+                             description="what the operator should know that is not an error")
 
     model_config = {"populate_by_name": True}
 
@@ -95,6 +106,7 @@ class InstallOptions:
     serial: int | None = None
     log_dir: Path | None = None
     doctor: bool = True
+    offline: bool = False  # a wheel missing from the repository is an error, not the index's
     extra_vars: dict[str, Any] = field(default_factory=dict)
 
 
@@ -153,8 +165,8 @@ def verify_repo(plan: Plan, repo: Path, components: set[str]) -> dict[str, Path]
     return found
 
 
-def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: InstallOptions
-               ) -> dict[str, Any]:
+def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: InstallOptions,
+               python: PythonStack | None = None) -> dict[str, Any]:
     """The extra-vars the playbook reads (ascend_*)."""
     components = _wanted(options)
     chip = load_chips().get(spec.hardware.chip)
@@ -169,13 +181,6 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
     minimum = cann_row.minimum_hdk() if cann_row else None
     hdk_file = driver_item.file_version if driver_item else None
     packages = ["ops" if p == "kernels" else p for p in spec.cann.packages]
-    wheels = [str(files[name]) for name in ("torch", "torch_npu", "mindspore") if name in files]
-    requirements = _requirements(spec)
-    python = None
-    if "python" in components and requirements:
-        python = {"version": spec.python.version, "venv": spec.python.venv,
-                  "requirements": requirements, "wheels": wheels,
-                  "offline": len(wheels) == len(requirements)}
     return {
         "ascend_spec_name": spec.name,
         "ascend_spec_digest": spec.digest(),
@@ -199,14 +204,15 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
             "min_driver": minimum.raw if minimum else None,
         },
         "ascend_files": {name: str(path_) for name, path_ in files.items()},
-        "ascend_python": python,
+        "ascend_python": python_vars(spec, python) if python and "python" in components
+        else None,
         "ascend_serial": options.serial or 0,
         "ascend_max_fail_percentage": 0 if options.serial else 100,
         **options.extra_vars,
     }
 
 
-def _requirements(spec: EnvSpec) -> list[str]:
+def _framework_pins(spec: EnvSpec) -> list[str]:
     frameworks = spec.frameworks
     found = []
     if frameworks.torch is not None:
@@ -215,6 +221,55 @@ def _requirements(spec: EnvSpec) -> list[str]:
     if frameworks.mindspore is not None:
         found.append(f"mindspore=={frameworks.mindspore.version}")
     return found
+
+
+@dataclass
+class PythonStack:
+    """What the python role installs, and how much of it the repository holds."""
+
+    requirements: list[str]
+    wheels: list[Path]
+    missing: list[Missing]
+    hint: str
+
+    @property
+    def offline(self) -> bool:
+        return not self.missing
+
+
+def python_stack(spec: EnvSpec, repo: Path) -> PythonStack | None:
+    """The frameworks' pins plus CANN's Python dependencies, resolved against the repository's
+    wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
+    frameworks."""
+    pins = _framework_pins(spec)
+    if not pins:
+        return None
+    requirements = pins + list(CANN_PYTHON_DEPS)
+    target = Target(python=spec.python.version, arch=spec.hardware.arch)
+    resolution = resolve_wheels(requirements, scan([repo, repo / WHEELS_DIR]), target)
+    return PythonStack(requirements=requirements, wheels=resolution.wheels,
+                       missing=resolution.missing,
+                       hint=download_hint(resolution.missing, target, repo / WHEELS_DIR))
+
+
+def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> list[str]:
+    """Notes for the summary; with --offline, a gap is an error before any host is touched."""
+    if stack is None or stack.offline:
+        return []
+    listed = "\n  ".join(str(m) for m in stack.missing)
+    if options.offline:
+        raise RepoError("--offline: the repository lacks wheels the frameworks need, nothing "
+                        f"was changed on any host:\n  {listed}\nOn a machine with internet "
+                        f"access, fetch them with:\n  {stack.hint}")
+    return [f"python: {len(stack.missing)} requirement(s) are not in the repository; pip on "
+            f"each host will take them from its configured index:\n  {listed}\nTo install "
+            f"offline, first run: {stack.hint}"]
+
+
+def python_vars(spec: EnvSpec, stack: PythonStack) -> dict[str, Any]:
+    return {"version": spec.python.version, "venv": spec.python.venv,
+            "requirements": stack.requirements, "wheels": [str(w) for w in stack.wheels],
+            "offline": stack.offline}
 
 
 def _inventory_args(options: InstallOptions) -> list[str]:
@@ -345,14 +400,15 @@ def summarize(events: list[Event]) -> list[HostResult]:
     return results
 
 
-# What install controls, so what its doctor run judges (threads and frameworks have their own
-# components and fixes; the full doctor is `ascend-env doctor`).
+# What install controls, so what its doctor run judges (threads have their own fix; the full
+# doctor is `ascend-env doctor`). The python role adds the frameworks and their dependencies.
 POST_INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
                            "permissions")
+PYTHON_CATEGORIES = ("frameworks", "python")
 
 
 def post_install_doctor(spec: EnvSpec, options: InstallOptions,
-                        results: list[HostResult]) -> None:
+                        results: list[HostResult], *, python: bool = False) -> None:
     """Run the level-1 doctor on the hosts that reached the spec; a failed check fails them."""
     from ascend_env.doctor import DoctorOptions, doctor  # noqa: PLC0415 - pytest is heavy
     from ascend_env.report import FleetReport  # noqa: PLC0415
@@ -364,7 +420,7 @@ def post_install_doctor(spec: EnvSpec, options: InstallOptions,
     document = doctor(DoctorOptions(
         spec=spec, inventory=options.inventory, target=options.host,
         limit=",".join(host.host for host in done) if options.inventory else None,
-        only=POST_INSTALL_CATEGORIES))
+        only=POST_INSTALL_CATEGORIES + (PYTHON_CATEGORIES if python else ())))
     reports = document.hosts if isinstance(document, FleetReport) else [document]
     by_name = {report.host: report for report in reports}
     for host in done:
@@ -387,13 +443,16 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
             on_event: Callable[[Event], None] = lambda event: None) -> InstallSummary:
     """Verify the repository, then run site.yml and summarise every host."""
     files = verify_repo(plan, options.repo, _wanted(options))
-    variables = build_vars(spec, plan, files, options)
+    python = python_stack(spec, options.repo) if "python" in _wanted(options) else None
+    notes = check_python_stack(python, options)
+    variables = build_vars(spec, plan, files, options, python)
     rc, log, events = run_playbook(variables, options, on_event=on_event)
     results = summarize(events)
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")
     if options.doctor and not options.check:
-        post_install_doctor(spec, options, results)
+        post_install_doctor(spec, options, results,
+                            python=variables["ascend_python"] is not None)
     return InstallSummary(spec=spec.name, digest=spec.digest(), check=options.check,
-                          log=str(log), hosts=results)
+                          log=str(log), hosts=results, notes=notes)

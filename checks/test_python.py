@@ -6,14 +6,9 @@ import pytest
 
 from ascend_env.facts import CannFacts, Facts, normalize_dist
 from ascend_env.verdict import failure, observe
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS
 
 pytestmark = [pytest.mark.category("python"), pytest.mark.level(1)]
-
-# What CANN's Python parts (te/tbe, op compilation) import: the official 9.0.0 image installs
-# exactly these before CANN (cann-container-image), and their absence is the
-# "EH9999 ... [Init][Env]init env failed!" of Ascend/pytorch #7 (ascend-facts §11).
-CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "pyyaml",
-                    "pathlib2", "psutil", "protobuf", "scipy", "requests", "absl-py")
 
 
 def test_cann_deps(facts: Facts, cann: CannFacts) -> None:

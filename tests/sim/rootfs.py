@@ -21,8 +21,10 @@ from tests.sim.layout import HostPaths, SimError, cache_dir, secure_mkdir
 BASE_RECIPE_VERSION = 1
 # python3: Ansible modules and the fake npu-smi/installers; procps: ps for testinfra's
 # process module; pciutils: the real lspci reading the fake sysfs; kmod: modprobe & co.
-# (lsmod is replaced per host); net-tools: the driver installer's ifconfig prerequisite.
-BASE_INCLUDE = ("python3", "procps", "pciutils", "kmod", "net-tools")
+# (lsmod is replaced per host); net-tools: the driver installer's ifconfig prerequisite;
+# python3-venv: `install`'s python role makes the framework venv (hosts without it are made
+# by removing ensurepip, tests/integration/test_install_python.py).
+BASE_INCLUDE = ("python3", "python3-venv", "procps", "pciutils", "kmod", "net-tools")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,166 @@
+"""`install`'s python role on simulated hosts: the frameworks' venv, offline from the repository.
+
+Real Ansible, real ssh, real `python3 -m venv` and real pip on the host's Debian Python. The
+wheels are stand-ins (tests/wheels.py): torch 2.9.0, torch_npu 2.9.0 and CANN's Python
+dependencies, with declared dependencies of their own so that the controller's closure check
+(ascend_env/wheelhouse.py) and pip's `--no-index` install are both exercised. They carry the
+pinned names and versions, not the real code: nothing here trains.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ascend_env.catalogue import Catalogue, load_catalogue, load_overlay
+from ascend_env.fetch import Source, fetch, sha256_of
+from ascend_env.plan import Plan, resolve
+from ascend_env.provision import InstallOptions, InstallSummary, RepoError, install
+from ascend_env.spec import EnvSpec, build_spec
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
+from tests.sim import provision
+from tests.sim.fixtures import FleetFactory, SimFleet
+from tests.sim.fleet import Versions
+from tests.wheels import build_wheel
+
+pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
+ARCH = platform.machine()
+TORCH = "2.9.0"
+VENV = "/opt/ascend-env/venv"
+# Declared dependencies beyond CANN's list: the closure must follow them (mpmath only
+# through sympy, filelock only through torch).
+REQUIRES = {"torch": ["filelock", "sympy>=1.13", "nvidia-nccl-cu12; platform_machine == 'none'"],
+            "torch_npu": [f"torch=={TORCH}", "pyyaml"], "sympy": ["mpmath<1.4,>=1.1.0"]}
+VERSIONS = {"sympy": "1.13.3", "mpmath": "1.3.0"}  # the rest: 1.0
+
+
+def spec() -> EnvSpec:
+    return build_spec({"extends": "910b", "name": "sim-python", "os": {"family": "debian",
+                       "version": "12"}, "hardware": {"arch": ARCH, "devices": 8},
+                       "python": {"version": "3.11", "venv": VENV},
+                       "frameworks": {"torch": {"version": TORCH, "torch_npu": TORCH},
+                                      "mindspore": None}}, "test")
+
+
+def framework_overlay(vendor: Path) -> Path:
+    """Catalogue entries for the stand-in torch and torch_npu wheels (fetch verifies them)."""
+    components: dict[str, Any] = {}
+    for name in ("torch", "torch_npu"):
+        wheel = build_wheel(vendor, name, TORCH, requires=REQUIRES[name])
+        components[name] = {TORCH: {"files": [{
+            "filename": wheel.name, "kind": "wheel", "arch": ARCH, "python_tag": "cp311",
+            "distribution": name, "file_version": TORCH, "sha256": sha256_of(wheel)}]}}
+    overlay = vendor / "wheels-overlay.json"
+    overlay.write_text(json.dumps({"schema": "test", "source": "stand-ins",
+                                   "components": components}))
+    return overlay
+
+
+def catalogue(vendor: Path) -> Catalogue:
+    shipped = load_catalogue()
+    # The shipped catalogue's real torch wheels would be chosen before the stand-ins.
+    without_real = Catalogue(source=shipped.source, files={
+        name: entry for name, entry in shipped.files.items()
+        if entry.distribution not in ("torch", "torch_npu")})
+    return without_real.merged(load_overlay(vendor / "catalogue-overlay.json")).merged(
+        load_overlay(framework_overlay(vendor)))
+
+
+@pytest.fixture(scope="module")
+def python_repo(tmp_path_factory: pytest.TempPathFactory, sim_fleet_factory: FleetFactory
+                ) -> tuple[Path, Plan]:
+    """A fetched repository: the 8.5.0 stack, the framework wheels, and wheels/ holding the
+    closure of CANN's dependencies and the frameworks' own."""
+    del sim_fleet_factory  # only for its require_sim()
+    root = tmp_path_factory.mktemp("python-repo")
+    vendor = root / "vendor"
+    shutil.copytree(provision.cached_repo("910b", Versions(cann="8.5.0",
+                                                          hdk="25.5.0"), ARCH), vendor)
+    plan = resolve(spec(), catalogue(vendor))
+    repo = root / "repo"
+    result = fetch(plan, repo, Source(from_dir=vendor))
+    assert result.complete, result
+    for name in (*CANN_PYTHON_DEPS, "filelock", "mpmath"):
+        build_wheel(repo / WHEELS_DIR, name, VERSIONS.get(name, "1.0"),
+                    requires=REQUIRES.get(name, ()))
+    return repo, plan
+
+
+@pytest.fixture
+def host(sim_private_fleet: FleetFactory) -> Iterator[SimFleet]:
+    yield sim_private_fleet(hosts=1, state="provisioned")
+
+
+def run(fleet: SimFleet, repo: Path, plan: Plan, tmp_path: Path, **options: Any
+        ) -> InstallSummary:
+    return install(spec(), plan, InstallOptions(
+        repo=repo, inventory=fleet.inventory, components=["python"],
+        log_dir=tmp_path / "logs", **options))
+
+
+def venv_distributions(fleet: SimFleet) -> dict[str, str]:
+    done = fleet.ssh(fleet.hosts[0], f"{VENV}/bin/python -m pip list --format json "
+                                     "--disable-pip-version-check")
+    assert done.returncode == 0, done.stderr
+    return {d["name"].lower().replace("_", "-"): d["version"] for d in json.loads(done.stdout)}
+
+
+def test_frameworks_install_offline_then_nothing_changes(host: SimFleet, python_repo: tuple[
+        Path, Plan], tmp_path: Path) -> None:
+    repo, plan = python_repo
+    first = run(host, repo, plan, tmp_path, offline=True)
+    assert [(h.status, h.failed) for h in first.hosts] == [("changed", 0)], first
+    assert first.notes == []
+    # The post-install doctor judged the venv too: the frameworks' pairing and CANN's deps.
+    assert first.hosts[0].doctor is not None and first.hosts[0].doctor["failed"] == []
+    have = venv_distributions(host)
+    assert have["torch"] == TORCH and have["torch-npu"] == TORCH
+    for name in (*CANN_PYTHON_DEPS, "filelock", "mpmath"):
+        assert name.lower().replace("_", "-") in have, name
+    imported = host.ssh(host.hosts[0], f"{VENV}/bin/python -c 'import torch_npu, sympy; "
+                                       "print(torch_npu.__version__, sympy.__version__)'")
+    assert imported.stdout.split() == [TORCH, "1.13.3"], imported.stderr
+    again = run(host, repo, plan, tmp_path, offline=True)
+    assert [(h.status, h.changed) for h in again.hosts] == [("ok", 0)], again
+
+
+def test_check_mode_makes_no_venv(host: SimFleet, python_repo: tuple[Path, Plan],
+                                  tmp_path: Path) -> None:
+    repo, plan = python_repo
+    summary = run(host, repo, plan, tmp_path, check=True)
+    assert [h.status for h in summary.hosts] == ["changed"], summary
+    assert not (host.root(host.hosts[0]) / VENV.lstrip("/")).exists()
+
+
+def test_a_wheel_missing_offline_is_named_before_any_host_is_touched(
+        host: SimFleet, python_repo: tuple[Path, Plan], tmp_path: Path) -> None:
+    repo, plan = python_repo
+    partial = tmp_path / "repo"
+    shutil.copytree(repo, partial)
+    (partial / WHEELS_DIR / "mpmath-1.3.0-py3-none-any.whl").unlink()
+    with pytest.raises(RepoError) as raised:
+        run(host, partial, plan, tmp_path, offline=True)
+    message = str(raised.value)
+    assert "mpmath<1.4,>=1.1.0 (needed by sympy 1.13.3: no wheel in the repository)" in message
+    assert f"--dest {partial / WHEELS_DIR} 'mpmath<1.4,>=1.1.0'" in message
+    assert not (tmp_path / "logs").exists()  # ansible never ran
+    assert not (host.root(host.hosts[0]) / VENV.lstrip("/")).exists()
+
+
+def test_a_host_without_the_venv_module_gets_the_package_to_install(
+        host: SimFleet, python_repo: tuple[Path, Plan], tmp_path: Path) -> None:
+    repo, plan = python_repo
+    root = host.root(host.hosts[0])
+    # What a Debian or Ubuntu host without python3-venv looks like: no ensurepip.
+    shutil.rmtree(root / "usr/lib/python3.11/ensurepip")
+    summary = run(host, repo, plan, tmp_path, offline=True)
+    assert [h.status for h in summary.hosts] == ["failed"], summary
+    assert "install the python3.11-venv package" in summary.hosts[0].message
+    assert not (root / VENV.lstrip("/")).exists()
