@@ -27,6 +27,11 @@ from ascend_env.errors import UsageError
 
 # ssh exits 255 when it could not reach the host (or authenticate); the probe never does.
 SSH_FAILED = 255
+# Ansible's default folder for ssh master sockets (its `control_path_dir`).
+CONTROL_PATH_DIR = "~/.ansible/cp"
+# sun_path holds 108 bytes with its NUL; `%C` expands to 40 hex digits, and the master first
+# listens on the path plus "." and 16 random characters before renaming it into place.
+MAX_SOCKET_PATH = 107 - 17
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,41 @@ def inventory_hosts(inventory: Path, limit: str | None) -> dict[str, dict[str, A
     return out
 
 
+def control_path(directory: str | None) -> str | None:
+    """An ssh ControlPath in Ansible's control_path_dir, or None where a socket cannot live.
+
+    Ansible keeps one ssh master per host for 60 s (ControlPersist); the doctor reuses the
+    same mechanism, so a run right after another (or after an install) skips the handshake.
+    """
+    folder = Path(directory or os.environ.get("ANSIBLE_CONTROL_PATH_DIR")
+                  or CONTROL_PATH_DIR).expanduser()
+    path = str(folder / "ae-%C")
+    if len(path) - 2 + 40 > MAX_SOCKET_PATH:
+        return None
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+def _share_connection(host: Any, directory: str | None) -> Any:
+    """Give a testinfra ssh backend a ControlPath (testinfra sets ControlMaster=auto and
+    ControlPersist but takes the path only from ansible.cfg); a user's own ssh arguments that
+    name a ControlMaster or ControlPath win."""
+    backend = getattr(host, "backend", None)
+    if backend is None or getattr(backend, "NAME", None) not in ("ssh", "safe-ssh") \
+            or backend.controlpath or not backend.controlpersist:
+        return host
+    extra = (backend.ssh_extra_args or "").lower()
+    if "controlmaster" in extra or "controlpath" in extra:
+        return host
+    path = control_path(directory)
+    if path is not None:  # testinfra %-formats the command line it builds
+        backend.controlpath = path.replace("%", "%%")
+    return host
+
+
 def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
                   target: str | None = None, ssh_config: Path | None = None
                   ) -> list[tuple[str, Any]]:
@@ -174,7 +214,8 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
             if host is None:
                 raise UsageError(f"{inventory}: {name}: connection "
                                  f"{hostvars.get('ansible_connection')} is not supported")
-            found.append((name, host))
+            found.append((name, _share_connection(host,
+                                                  hostvars.get("ansible_control_path_dir"))))
         return found
     assert target is not None
     spec = target if "://" in target else f"ssh://{target}"
@@ -184,7 +225,7 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
     except Exception as exc:
         raise UsageError(f"--host {target}: {exc}") from exc
     name = target.split("://", 1)[-1] if "://" in target else target
-    return [(name or "localhost", host)]
+    return [(name or "localhost", _share_connection(host, None))]
 
 
 def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
