@@ -7,22 +7,33 @@ fake sysfs; the output keeps lsmod's real column layout.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
+# Plain os.path, no pathlib: the probe runs lsmod on every host of a simulated fleet, and the
+# hosts share the test machine's CPUs.
+
+
+def _read(path: str, default: str) -> str:
+    if not os.path.isfile(path):
+        return default
+    with open(path) as fh:
+        return fh.read().strip()
 
 
 def main() -> None:
     print("Module                  Size  Used by")
-    mods = Path("/sys/module")
-    if not mods.is_dir():
+    mods = "/sys/module"
+    if not os.path.isdir(mods):
         return
-    for d in sorted(mods.iterdir(), key=lambda p: p.name):
-        if not (d / "initstate").is_file():
+    for name in sorted(os.listdir(mods)):
+        d = os.path.join(mods, name)
+        if not os.path.isfile(os.path.join(d, "initstate")):
             continue
-        size = (d / "coresize").read_text().strip() if (d / "coresize").is_file() else "0"
-        refs = (d / "refcnt").read_text().strip() if (d / "refcnt").is_file() else "0"
-        holders = d / "holders"
-        users = ",".join(sorted(h.name for h in holders.iterdir())) if holders.is_dir() else ""
-        print(f"{d.name:<19} {size:>8}  {refs} {users}".rstrip())
+        size = _read(os.path.join(d, "coresize"), "0")
+        refs = _read(os.path.join(d, "refcnt"), "0")
+        holders = os.path.join(d, "holders")
+        users = ",".join(sorted(os.listdir(holders))) if os.path.isdir(holders) else ""
+        print(f"{name:<19} {size:>8}  {refs} {users}".rstrip())
 
 
 if __name__ == "__main__":
