@@ -7,16 +7,18 @@ connection (ascend_env/smoke); a saved capture cannot run them, so these checks 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ascend_env.doctor import Target
 from ascend_env.errors import AscendEnvError
 from ascend_env.facts import Facts
-from ascend_env.smoke.runner import Framework, HostTarget, SmokeRequest, run_smoke
 from ascend_env.spec import EnvSpec
 from ascend_env.verdict import attach_evidence, fail, observe
+
+if TYPE_CHECKING:
+    from ascend_env.smoke.runner import Framework
 
 pytestmark = [pytest.mark.category("smoke")]
 
@@ -38,6 +40,10 @@ def _has(facts: Facts, framework: Framework) -> bool:
 def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
            framework: Framework, device: str) -> None:
     """Run one workload on the host and turn its verdict into this check's result."""
+    # The workload machinery (~35 ms of imports) loads when a smoke check runs, not when a
+    # level-1 doctor collects this module.
+    from ascend_env.smoke.runner import HostTarget, SmokeRequest, run_smoke  # noqa: PLC0415
+
     if not _has(facts, "torch" if framework == "hccl" else framework):
         pytest.skip(f"{'MindSpore' if framework == 'mindspore' else 'torch_npu'} is not "
                     "installed in the framework Python")
