@@ -18,21 +18,23 @@ from rich.progress import Progress as Bars
 from rich.table import Table
 
 from ascend_env.errors import UsageError
-from ascend_env.fetch import FetchResult, Progress
 from ascend_env.matrix import load_chips, load_matrix
-from ascend_env.plan import Plan
-from ascend_env.provision import InstallSummary
 from ascend_env.spec import EnvSpec, load_spec, profile_names
-from ascend_env.validate import ValidationResult
 from ascend_env.versions import InvalidVersionError, parse
 
 _console = Console(highlight=False, soft_wrap=True)
 
+# Types only: every command imports this module, and fetch (with plan, compat and
+# http.client) alone costs ~0.12 s that a doctor or a health check should not pay.
 if TYPE_CHECKING:
     from ascend_env.doctor import CheckInfo, CollectResult
+    from ascend_env.fetch import FetchResult, Progress
     from ascend_env.image import ImageResult
+    from ascend_env.plan import Plan
+    from ascend_env.provision import InstallSummary
     from ascend_env.report import FleetReport, Report
     from ascend_env.runargs import RunArgs
+    from ascend_env.validate import ValidationResult
 
     DoctorDocument = Report | FleetReport
 
@@ -188,6 +190,8 @@ def render_plan(plan: Plan, *, as_json: bool) -> None:
 @contextmanager
 def fetch_progress(enabled: bool) -> Iterator[Progress]:
     """Rich progress bars on stderr, one per file plus a total; silent when disabled."""
+    from ascend_env.fetch import Progress  # noqa: PLC0415
+
     if not enabled:
         yield Progress()
         return
