@@ -1,16 +1,15 @@
 """`install`'s python role on simulated hosts: the frameworks' venv, offline from the repository.
 
 Real Ansible, real ssh, real `python3 -m venv` and real pip on the host's Debian Python. The
-wheels are stand-ins (tests/wheels.py): torch 2.9.0, torch_npu 2.9.0 and CANN's Python
-dependencies, with declared dependencies of their own so that the controller's closure check
-(ascend_env/wheelhouse.py) and pip's `--no-index` install are both exercised. They carry the
-pinned names and versions, not the real code: nothing here trains.
+wheels are stand-ins (tests/integration/stack.py): torch 2.9.0, torch_npu 2.9.0 and CANN's
+Python dependencies, with declared dependencies of their own so that the controller's closure
+check (ascend_env/wheelhouse.py) and pip's `--no-index` install are both exercised. They carry
+the pinned names and versions, not the real code: nothing here trains.
 """
 
 from __future__ import annotations
 
 import json
-import platform
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,27 +17,20 @@ from typing import Any
 
 import pytest
 
-from ascend_env.catalogue import Catalogue, load_catalogue, load_overlay
-from ascend_env.fetch import Source, fetch, sha256_of
+from ascend_env.fetch import Source, fetch
 from ascend_env.plan import Plan, resolve
 from ascend_env.provision import InstallOptions, InstallSummary, RepoError, install
 from ascend_env.spec import EnvSpec, build_spec
 from ascend_env.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
+from tests.integration.stack import ARCH, catalogue_with_frameworks, fill_wheels
 from tests.sim import provision
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.fleet import Versions
-from tests.wheels import build_wheel
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
-ARCH = platform.machine()
 TORCH = "2.9.0"
 VENV = "/opt/ascend-env/venv"
-# Declared dependencies beyond CANN's list: the closure must follow them (mpmath only
-# through sympy, filelock only through torch).
-REQUIRES = {"torch": ["filelock", "sympy>=1.13", "nvidia-nccl-cu12; platform_machine == 'none'"],
-            "torch_npu": [f"torch=={TORCH}", "pyyaml"], "sympy": ["mpmath<1.4,>=1.1.0"]}
-VERSIONS = {"sympy": "1.13.3", "mpmath": "1.3.0"}  # the rest: 1.0
 
 
 def spec() -> EnvSpec:
@@ -47,30 +39,6 @@ def spec() -> EnvSpec:
                        "python": {"version": "3.11", "venv": VENV},
                        "frameworks": {"torch": {"version": TORCH, "torch_npu": TORCH},
                                       "mindspore": None}}, "test")
-
-
-def framework_overlay(vendor: Path) -> Path:
-    """Catalogue entries for the stand-in torch and torch_npu wheels (fetch verifies them)."""
-    components: dict[str, Any] = {}
-    for name in ("torch", "torch_npu"):
-        wheel = build_wheel(vendor, name, TORCH, requires=REQUIRES[name])
-        components[name] = {TORCH: {"files": [{
-            "filename": wheel.name, "kind": "wheel", "arch": ARCH, "python_tag": "cp311",
-            "distribution": name, "file_version": TORCH, "sha256": sha256_of(wheel)}]}}
-    overlay = vendor / "wheels-overlay.json"
-    overlay.write_text(json.dumps({"schema": "test", "source": "stand-ins",
-                                   "components": components}))
-    return overlay
-
-
-def catalogue(vendor: Path) -> Catalogue:
-    shipped = load_catalogue()
-    # The shipped catalogue's real torch wheels would be chosen before the stand-ins.
-    without_real = Catalogue(source=shipped.source, files={
-        name: entry for name, entry in shipped.files.items()
-        if entry.distribution not in ("torch", "torch_npu")})
-    return without_real.merged(load_overlay(vendor / "catalogue-overlay.json")).merged(
-        load_overlay(framework_overlay(vendor)))
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +51,11 @@ def python_repo(tmp_path_factory: pytest.TempPathFactory, sim_fleet_factory: Fle
     vendor = root / "vendor"
     shutil.copytree(provision.cached_repo("910b", Versions(cann="8.5.0",
                                                           hdk="25.5.0"), ARCH), vendor)
-    plan = resolve(spec(), catalogue(vendor))
+    plan = resolve(spec(), catalogue_with_frameworks(vendor, spec()))
     repo = root / "repo"
     result = fetch(plan, repo, Source(from_dir=vendor))
     assert result.complete, result
-    for name in (*CANN_PYTHON_DEPS, "filelock", "mpmath"):
-        build_wheel(repo / WHEELS_DIR, name, VERSIONS.get(name, "1.0"),
-                    requires=REQUIRES.get(name, ()))
+    fill_wheels(repo)
     return repo, plan
 
 
@@ -101,7 +67,7 @@ def host(sim_private_fleet: FleetFactory) -> Iterator[SimFleet]:
 def run(fleet: SimFleet, repo: Path, plan: Plan, tmp_path: Path, **options: Any
         ) -> InstallSummary:
     return install(spec(), plan, InstallOptions(
-        repo=repo, inventory=fleet.inventory, components=["python"],
+        repo=repo, inventory=fleet.inventory, components=["python", "env"],
         log_dir=tmp_path / "logs", **options))
 
 

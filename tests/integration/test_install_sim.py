@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from ascend_env.catalogue import load_catalogue, load_overlay
 from ascend_env.errors import AscendEnvError
 from ascend_env.fetch import Source, fetch
 from ascend_env.plan import Plan, resolve
 from ascend_env.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec import EnvSpec, build_spec
+from tests.integration.stack import catalogue_with_frameworks, fill_wheels
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots, reboot
@@ -34,20 +34,26 @@ pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 ARCH = platform.machine()
 COMPONENTS = ["user", "driver", "firmware", "cann", "env"]
+# The whole profile: the frameworks too (stand-in wheels, tests/integration/stack.py).
+ALL_COMPONENTS = [*COMPONENTS, "python"]
 STACKS = {"8.5.0": "25.5.0", "8.3.RC1": "25.3.RC1"}
 
 
 def spec_for(cann: str, devices: int = 8) -> EnvSpec:
+    """910b on this machine's arch and Debian; 8.5.0 keeps the profile's torch, torch_npu and
+    MindSpore, 8.3.RC1 (the upgrade's starting point) has none."""
+    frameworks = {} if cann == "8.5.0" else {"frameworks": {"torch": None, "mindspore": None}}
     return build_spec({"extends": "910b", "name": f"sim-{cann}", "os": {"family": "debian",
                        "version": "12"}, "hardware": {"arch": ARCH, "devices": devices},
-                       "driver": {"version": STACKS[cann]}, "cann": {"version": cann},
-                       "frameworks": {"torch": None, "mindspore": None}}, "test")
+                       "python": {"version": "3.11"}, "driver": {"version": STACKS[cann]},
+                       "cann": {"version": cann}, **frameworks}, "test")
 
 
 @pytest.fixture(scope="session")
 def sim_repo(tmp_path_factory: pytest.TempPathFactory, sim_fleet_factory: FleetFactory
              ) -> tuple[Path, dict[str, Plan]]:
-    """A fetched, verified repository holding the fake packages of both stacks."""
+    """A fetched, verified repository holding the fake packages of both stacks and the
+    frameworks' wheels with their whole dependency closure."""
     del sim_fleet_factory  # only for its require_sim() and cleanup
     root = tmp_path_factory.mktemp("sim-repo")
     repo = root / "repo"
@@ -55,11 +61,11 @@ def sim_repo(tmp_path_factory: pytest.TempPathFactory, sim_fleet_factory: FleetF
     for cann, hdk in STACKS.items():
         vendor = root / f"vendor-{cann}"
         packages.build_repo(vendor, chip="910b", cann=cann, hdk=hdk, arch=ARCH)
-        catalogue = load_catalogue().merged(load_overlay(vendor / "catalogue-overlay.json"))
-        plan = resolve(spec_for(cann), catalogue)
+        plan = resolve(spec_for(cann), catalogue_with_frameworks(vendor, spec_for(cann)))
         result = fetch(plan, repo, Source(from_dir=vendor))
         assert result.complete, result
         plans[cann] = plan
+    fill_wheels(repo)
     return repo, plans
 
 
@@ -113,22 +119,28 @@ def test_fresh_install_stops_for_reboot_then_converges_and_is_idempotent(
         one_host: SimFleet, sim_repo: tuple[Path, dict[str, Plan]], tmp_path: Path) -> None:
     repo, plans = sim_repo
     host = one_host.hosts[0]
-    first = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)
+    first = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path, components=ALL_COMPONENTS)
     assert statuses(first) == {host: "reboot required"}, first
     assert "reboot" in first.hosts[0].message
     # Not rebooted yet: the new driver is not loaded, so the install still waits.
     assert statuses(run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)) == {
         host: "reboot required"}
     reboot(one_host.root(host))
-    converged = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)
+    converged = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
+                    components=ALL_COMPONENTS)
     assert statuses(converged) == {host: "changed"}, converged
     assert converged.succeeded
-    again = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path)
+    # The post-install doctor judged the frameworks' venv as well.
+    assert converged.hosts[0].doctor is not None
+    assert converged.hosts[0].doctor["failed"] == []
+    again = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path, components=ALL_COMPONENTS)
     assert statuses(again) == {host: "ok"}
     assert again.hosts[0].changed == 0
     done = one_host.ssh(
-        host, "bash -lc 'echo $ASCEND_HOME_PATH; ldconfig -p | grep -c libascend_hal'")
-    assert done.stdout.split() == ["/usr/local/Ascend/cann-8.5.0", "1"]
+        host, "bash -lc 'echo $ASCEND_HOME_PATH; ldconfig -p | grep -c libascend_hal; "
+              "/opt/ascend-env/venv/bin/python -c \"import torch_npu, mindspore; "
+              "print(torch_npu.__version__, mindspore.__version__)\"'")
+    assert done.stdout.split() == ["/usr/local/Ascend/cann-8.5.0", "1", "2.9.0", "2.7.2"], done
 
 
 def test_check_mode_changes_nothing(one_host: SimFleet, sim_repo: tuple[Path, dict[str, Plan]],
@@ -149,9 +161,11 @@ def test_fleet_of_four_with_allowed_reboots_converges_then_changes_nothing(
     repo, plans = sim_repo
     fleet = sim_private_fleet(hosts=4, state="bare")
     prepare(fleet)
-    summary = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True)
+    summary = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True,
+                  components=ALL_COMPONENTS)
     assert set(statuses(summary).values()) == {"changed"}, summary
-    again = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True)
+    again = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True,
+                components=ALL_COMPONENTS)
     assert set(statuses(again).values()) == {"ok"}, again
     assert all(host.changed == 0 for host in again.hosts)
 
