@@ -22,6 +22,7 @@ from ascend_env.plan import Plan, resolve
 from ascend_env.provision import InstallOptions, InstallSummary, RepoError, install
 from ascend_env.spec import EnvSpec, build_spec
 from ascend_env.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
+from tests.cli_invoke import invoke
 from tests.integration.stack import ARCH, catalogue_with_frameworks, fill_wheels
 from tests.sim import provision
 from tests.sim.fixtures import FleetFactory, SimFleet
@@ -97,11 +98,22 @@ def test_frameworks_install_offline_then_nothing_changes(host: SimFleet, python_
     assert [(h.status, h.changed) for h in again.hosts] == [("ok", 0)], again
 
 
-def test_check_mode_makes_no_venv(host: SimFleet, python_repo: tuple[Path, Plan],
-                                  tmp_path: Path) -> None:
-    repo, plan = python_repo
-    summary = run(host, repo, plan, tmp_path, check=True)
-    assert [h.status for h in summary.hosts] == ["changed"], summary
+def test_check_mode_through_the_command_makes_no_venv(host: SimFleet, python_repo: tuple[
+        Path, Plan], tmp_path: Path) -> None:
+    """The command as an operator runs it, with the shipped catalogue: the real framework
+    wheels it names are not in the repository, but the stand-ins satisfy the same pins."""
+    repo, _plan = python_repo
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(spec().model_dump_json())
+    done = invoke("install", "--spec", str(spec_file), "--inventory", str(host.inventory),
+                  "--repo", str(repo), "--components", "python,env", "--check", "--offline",
+                  "--log-dir", str(tmp_path / "logs"), "--json")
+    assert done.code == 0, done
+    summary = json.loads(done.out)
+    assert summary["schema"] == "ascend-env/install/v1" and summary["check"] is True
+    assert summary["notes"] == []
+    assert [(h["host"], h["status"], h["failed"]) for h in summary["hosts"]] == [
+        (host.hosts[0], "changed", 0)]
     assert not (host.root(host.hosts[0]) / VENV.lstrip("/")).exists()
 
 
