@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS
 from tests.sim.fixtures import SimFleet
+from tests.wheels import build_wheel
 
 INSTALL = "usr/local/Ascend"
-CANN_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "pyyaml", "pathlib2",
-             "psutil", "protobuf", "scipy", "requests", "absl-py")
 RUN_USER = "alice"
 DRIVER_LIBS = ("driver/lib64", "driver/lib64/common", "driver/lib64/driver")
 # Spec devices 2 on a 2-CPU machine: 2 physical cores / 2 NPUs x 2, at most 2 / 2 = 1.
@@ -64,7 +63,7 @@ def make_ready(root: Path) -> None:
         f"    . {base}/cann/set_env.sh\nfi\n")
     (root / "etc/profile.d/ascend-env-threads.sh").write_text(
         f"export OMP_NUM_THREADS={OMP_READY}\nexport CPU_AFFINITY_CONF=1\n")
-    for name in CANN_DEPS:
+    for name in CANN_PYTHON_DEPS:
         fake_dist(root, name, "1.0")
     chroot(root, f"ldconfig; id {RUN_USER} >/dev/null 2>&1 || useradd -m -G HwHiAiUser "
                  f"{RUN_USER}")
@@ -160,18 +159,8 @@ def give_pip_and_wheels(root: Path, names: tuple[str, ...]) -> None:
     dest = site_packages(root) / "pip"
     if not dest.exists():
         shutil.copytree(Path(pip.__file__).parent, dest)
-    house = root / WHEELHOUSE.lstrip("/")
-    house.mkdir(parents=True, exist_ok=True)
     for name in names:
-        stem = name.replace("-", "_")
-        info = f"{stem}-1.0.dist-info"
-        files = {f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
-                 f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: "
-                                  "true\nTag: py3-none-any\n"}
-        files[f"{info}/RECORD"] = "".join(f"{p},,\n" for p in files) + f"{info}/RECORD,,\n"
-        with zipfile.ZipFile(house / f"{stem}-1.0-py3-none-any.whl", "w") as wheel:
-            for path, text in files.items():
-                wheel.writestr(path, text)
+        build_wheel(root / WHEELHOUSE.lstrip("/"), name, "1.0")
 
 
 def inventory_with(fleet: SimFleet, dest: Path, *, extra_vars: dict[str, str] | None = None,
