@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,19 @@ GOOD_TAG = "localhost/ascend-env-test:good"
 
 
 @dataclass
+class BuildLog:
+    """The raw output of one `buildah bud` of the session, kept for failure reports."""
+
+    tag: str
+    path: Path
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
 class ImageStack:
     """What the build tests share."""
 
@@ -30,11 +43,24 @@ class ImageStack:
     repo: Path
     catalogue: Catalogue
     builder: Buildah
+    log_dir: Path
+    logs: list[BuildLog] = field(default_factory=list, repr=False)
 
     def build(self, tag: str, spec: EnvSpec | None = None) -> ImageResult:
-        return build_image(self.builder, BuildRequest(
-            spec=spec or spec_for(), repo=self.repo, catalogue=self.catalogue, base=BASE_TAG,
-            tag=tag, offline=True, gid=1000))
+        """Build (and validate) TAG, recording buildah's whole output line by line.
+
+        The lines are kept even when the build fails, in memory for the failure report of
+        any test using the stack (pytest_runtest_makereport below) and in `log_dir`.
+        """
+        log = BuildLog(tag=tag, path=self.log_dir /
+                       f"{len(self.logs) + 1:02d}-{tag.rpartition(':')[2]}.log")
+        self.logs.append(log)
+        try:
+            return build_image(self.builder, BuildRequest(
+                spec=spec or spec_for(), repo=self.repo, catalogue=self.catalogue,
+                base=BASE_TAG, tag=tag, offline=True, gid=1000, on_line=log.lines.append))
+        finally:
+            log.path.write_text(log.text + "\n", encoding="utf-8")
 
     def buildah(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*self.builder.base, *args], capture_output=True, text=True,
@@ -69,7 +95,10 @@ def image_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ImageStack
 
         import_base(BASE_TAG)
         repo, _vendor, catalogue = make_repo(root)
-        yield ImageStack(storage=storage, repo=repo, catalogue=catalogue, builder=Buildah())
+        log_dir = root / "build-logs"
+        log_dir.mkdir()
+        yield ImageStack(storage=storage, repo=repo, catalogue=catalogue, builder=Buildah(),
+                         log_dir=log_dir)
     finally:
         subprocess.run(["buildah", "--storage-driver", "vfs", "rm", "--all"],
                        capture_output=True, check=False)
@@ -85,3 +114,21 @@ def image_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ImageStack
 def good_image(image_stack: ImageStack) -> ImageResult:
     """The stack's image, built and validated once per session."""
     return image_stack.build(GOOD_TAG)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that uses the stack reports the raw log of every build so far.
+
+    The session's builds share one layer cache, so a surprising cache result in one build
+    can come from an earlier one: all of them are attached, in build order.
+    """
+    report = yield
+    stack = getattr(item, "funcargs", {}).get("image_stack")
+    if not report.failed or not isinstance(stack, ImageStack):
+        return report
+    for number, log in enumerate(stack.logs, 1):
+        report.sections.append((f"buildah bud log {number}: {log.tag} ({log.path})",
+                                log.text))
+    return report
