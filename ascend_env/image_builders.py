@@ -76,20 +76,28 @@ class Completed:
 def parse_steps(log: str) -> list[Step]:
     """Steps and their cache use from buildah/podman output (`STEP n/m:`, `Using cache`).
 
-    A stage is built when a later one first needs it (`COPY --from=cann`), so its steps print
-    inside the window of the step that needs it; every step ends with its `--> <id>` line.
-    Open steps therefore form a stack: `Using cache` marks the innermost open step and
-    `--> <id>` closes it.
+    The builder prints one `Using cache` line per cached step, after that step's `STEP`
+    line. A stage can be built inside the window of a later step that needs it (`COPY
+    --from=cann`): its steps and their cache lines then print before the cache line of the
+    step that waits for it. So open steps form a stack, and a cache line belongs to the
+    innermost open step that has not had one yet: a step takes at most one. A step closes
+    when the next step of its own stage starts, or at its `--> <id>` line (buildah prints
+    those only without --iidfile, which our builds pass). Giving every cache line to the
+    innermost step regardless, as this did before, handed the cache line of a `COPY
+    --from=cann` that waited for a cached `cann` to cann's last step, and reported the COPY
+    as rebuilt.
     """
     steps: list[Step] = []
     stages: dict[str, str] = {}
-    open_steps: list[Step] = []
+    open_steps: list[tuple[str, Step]] = []  # (stage number, step), innermost last
     for raw in log.splitlines():
         line = raw.strip()
         match = STEP.match(line)
         if match:
             stage_no, total = match.group(1) or "1", match.group(2) or "1"
             instruction = match.group(5) or match.group(8) or ""
+            # A stage runs its steps in order: its previous step is done.
+            open_steps = [(no, s) for no, s in open_steps if no != stage_no]
             named = FROM_AS.match(instruction)
             if named:
                 # The last stage is the image; the others are named by their `AS`.
@@ -99,10 +107,11 @@ def parse_steps(log: str) -> list[Step]:
             step = Step(stage=stages.get(stage_no, f"stage {stage_no}"),
                         instruction=instruction)
             steps.append(step)
-            open_steps.append(step)
+            open_steps.append((stage_no, step))
         elif CACHE.search(line):
-            if open_steps:
-                open_steps[-1].cached = True
+            waiting = [s for _, s in open_steps if not s.cached]
+            if waiting:
+                waiting[-1].cached = True
         elif DONE.match(line) and open_steps:
             open_steps.pop()
     return steps

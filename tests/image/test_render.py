@@ -229,6 +229,56 @@ def test_parse_steps_counts_cache_use_per_stage() -> None:
         ("final", "ENV", False), ("final", "CMD", False)]
 
 
+# With --iidfile (as our builds run) buildah prints no `--> <id>` line after a step. Here the
+# final stage's COPY waits for `cann`, whose steps come from the cache and print inside the
+# COPY's window; the COPY's own cache line comes last. Each cache line belongs to one step.
+NESTED_IIDFILE_LOG = """\
+[1/3] STEP 1/2: FROM localhost/base:latest AS base
+[1/3] STEP 2/2: RUN true
+--> Using cache 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
+[3/3] STEP 1/4: FROM 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
+[3/3] STEP 2/4: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
+[2/3] STEP 1/3: FROM 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e AS cann
+[2/3] STEP 2/3: SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+--> Using cache ff00cdccc20d2b85ea6fa05b7d4d52c0999b2939cb7e5dea2b2d214e8ab9b7b2
+[2/3] STEP 3/3: RUN install
+--> Using cache f4c57b9275b0e23069fdcb631958f99c301ea2d1dfbed1e271cf623cdb5c04ab
+--> Using cache a05c14eef1266d0a40721114948e617d029ff9029a1fa3a075924f0eddc27bdc
+[3/3] STEP 3/4: COPY --from=cann /etc/Ascend /etc/Ascend
+--> Using cache 9b2789a59982514968cd8b3b5237eab6037f7f881eb5838edcb1d3bde29b6a0a
+[3/3] STEP 4/4: ENV A=1
+[3/3] COMMIT
+"""
+
+
+def test_parse_steps_gives_each_cache_line_to_one_step() -> None:
+    steps = parse_steps(NESTED_IIDFILE_LOG)
+    assert [(s.stage, s.instruction.split()[0], s.cached) for s in steps] == [
+        ("base", "RUN", True), ("final", "COPY", True), ("cann", "SHELL", True),
+        ("cann", "RUN", True), ("final", "COPY", True), ("final", "ENV", False)]
+
+
+def test_parse_steps_of_a_sequential_iidfile_log() -> None:
+    """buildah 1.28 with --jobs 1, as the image tests see it: one stage after the other."""
+    log = """\
+[1/3] STEP 1/2: FROM localhost/base:latest AS base
+[1/3] STEP 2/2: RUN true
+--> Using cache 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
+[2/3] STEP 1/2: FROM 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e AS cann
+[2/3] STEP 2/2: RUN install
+Ascend-cann-toolkit install success
+[3/3] STEP 1/3: FROM 9a4545cbf180ba67d66f2028a28484c50a1ae5c7e7ff7eb4cb53800877ee9d3e
+[3/3] STEP 2/3: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
+--> Using cache a05c14eef1266d0a40721114948e617d029ff9029a1fa3a075924f0eddc27bdc
+[3/3] STEP 3/3: ENV A=1
+[3/3] COMMIT
+"""
+    steps = parse_steps(log)
+    assert [(s.stage, s.instruction.split()[0], s.cached) for s in steps] == [
+        ("base", "RUN", True), ("cann", "RUN", False), ("final", "COPY", True),
+        ("final", "ENV", False)]
+
+
 def test_env_differences_compare_resolved_entries() -> None:
     facts = ImageFacts(
         env={"ASCEND_HOME_PATH": "/A/cann-9.0.0", "LD_LIBRARY_PATH": "/A/cann-9.0.0/lib64"},
