@@ -16,6 +16,7 @@ import shutil
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,13 +230,23 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
 
 
 def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
-                  timeout_s: float = 300.0) -> list[Captured]:
-    """Every host captured in parallel; a host that hangs past `timeout_s` is unreachable."""
+                  timeout_s: float = 300.0,
+                  while_waiting: Callable[[], None] | None = None) -> list[Captured]:
+    """Every host captured in parallel; a host that hangs past `timeout_s` is unreachable.
+
+    `while_waiting` runs in this thread once every probe has started (the caller's own
+    preparation overlaps the round trips); the timeout counts from the start all the same.
+    """
     if not hosts:
+        if while_waiting is not None:
+            while_waiting()
         return []
+    started = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=min(32, len(hosts)))
     futures = [pool.submit(capture_remote, name, host, options) for name, host in hosts]
-    wait(futures, timeout=timeout_s)
+    if while_waiting is not None:
+        while_waiting()
+    wait(futures, timeout=max(0.0, timeout_s - (time.monotonic() - started)))
     results = []
     for (name, host), future in zip(hosts, futures, strict=True):
         if future.done():

@@ -5,6 +5,9 @@ capture); facts are parsed centrally; then pytest runs checks/ once for all targ
 check parametrised by target, and a plugin turns each outcome into a CheckResult. Level 1
 checks read only facts; level 2/3 checks (smoke workloads) take the `host` fixture and run
 things on the target.
+
+pytest and the facts parsers are imported when the suite is prepared, which `doctor` does
+while the targets are being probed: the imports overlap the probes' round trips.
 """
 
 from __future__ import annotations
@@ -12,22 +15,22 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+from pluggy import HookimplMarker
 from pydantic import BaseModel, ConfigDict, Field
 
 from ascend_env.capture import load_capture, save_captures
 from ascend_env.capture import redact as redact_captures
 from ascend_env.collect import Captured, ProbeOptions, capture_hosts, capture_local, resolve_hosts
 from ascend_env.errors import EXIT_CANNOT_RUN, AscendEnvError, UsageError
-from ascend_env.facts import Facts, facts_from_capture
-from ascend_env.matrix import Matrix, load_matrix
+from ascend_env.matrix import Matrix, load_chips, load_matrix
 from ascend_env.report import CheckResult, FixRef, FleetReport, Report, SpecRef, Status
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
@@ -39,6 +42,14 @@ from ascend_env.verdict import (
     take_failure,
     take_observed,
 )
+
+if TYPE_CHECKING:
+    import pytest
+
+    from ascend_env.facts import Facts
+
+# pytest's own marker (pytest.hookimpl), taken from pluggy so pytest loads only with the suite.
+hookimpl = HookimplMarker("pytest")
 
 PLUGIN_NAME = "ascend_env_doctor"
 LEVELS = (1, 2, 3)
@@ -167,7 +178,7 @@ class DoctorPlugin:
         take_evidence()
         self._started[item.nodeid] = time.monotonic()
 
-    @pytest.hookimpl(wrapper=True)
+    @hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report: pytest.TestReport = yield
@@ -179,6 +190,8 @@ class DoctorPlugin:
         return report
 
     def _result(self, item: pytest.Item, call: pytest.CallInfo[None]) -> CheckResult:
+        import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
+
         info = check_info(item)
         duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
         base = {"id": info.id, "title": info.title, "category": info.category,
@@ -250,6 +263,8 @@ def pytest_args(checks: Path, *extra: str) -> list[str]:
 
 def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:
     """Run (or only collect) the suite for every target of the context."""
+    import pytest  # noqa: PLC0415 - see prepare_suite
+
     plugin = DoctorPlugin(context)
     checks = shipped_dir("checks")
     extra = ("--collect-only",) if collect_only else ()
@@ -268,6 +283,8 @@ def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorP
 
 def list_checks(level: int = 3, only: tuple[str, ...] = ()) -> list[CheckInfo]:
     """The suite's checks without running anything."""
+    from ascend_env.facts import Facts  # noqa: PLC0415 - see prepare_suite
+
     placeholder = Target(name="-", facts=Facts())
     plugin = run_checks(DoctorContext(targets=[placeholder], level=level, only=only),
                         collect_only=True)
@@ -297,6 +314,19 @@ class DoctorOptions:
         return self.inventory is not None
 
 
+def prepare_suite() -> None:
+    """Load what the check suite needs before it runs: pytest, the facts parsers and models,
+    the matrix and chip tables (~0.25 s, most of it imports), called while probes run."""
+    import pytest  # noqa: PLC0415, F401
+
+    import ascend_env.facts  # noqa: PLC0415, F401
+
+    # A broken table is reported by the checks that read it, as without this warm-up.
+    with contextlib.suppress(Exception):
+        load_matrix()
+        load_chips()
+
+
 def probe_options(options: DoctorOptions) -> ProbeOptions:
     spec = options.spec
     return ProbeOptions(install_path=spec.install.path if spec else "/usr/local/Ascend",
@@ -304,24 +334,36 @@ def probe_options(options: DoctorOptions) -> ProbeOptions:
                         users=options.run_users)
 
 
-def captured_targets(options: DoctorOptions) -> list[Captured]:
-    """Every target's capture (or why there is none), in the order they were named."""
+def captured_targets(options: DoctorOptions,
+                     while_waiting: Callable[[], None] | None = None) -> list[Captured]:
+    """Every target's capture (or why there is none), in the order they were named.
+
+    `while_waiting` runs once the probes are under way (in this thread), to use the time
+    they take; it runs in every case, after the captures when there is nothing to wait for.
+    """
     if options.from_files:
         out = []
         for path in options.from_files:
             for capture in load_capture(path):
                 out.append(Captured(name=capture.host or path.stem, capture=capture,
                                     extra={"source": str(path)}))
+        if while_waiting is not None:
+            while_waiting()
         return out
     probe = probe_options(options)
     if options.inventory is None and options.target is None:
-        local = capture_local(probe)
+        # The in-process probe mostly waits on its commands; it runs in a thread meanwhile.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(capture_local, probe)
+            if while_waiting is not None:
+                while_waiting()
+            local = pending.result()
         if options.level > 1:  # smoke checks run things through a testinfra Host
             local.host = resolve_hosts(target="local://")[0][1]
         return [local]
     hosts = resolve_hosts(inventory=options.inventory, limit=options.limit,
                           target=options.target, ssh_config=options.ssh_config)
-    return capture_hosts(hosts, probe, timeout_s=options.timeout_s)
+    return capture_hosts(hosts, probe, timeout_s=options.timeout_s, while_waiting=while_waiting)
 
 
 def now_iso() -> str:
@@ -330,6 +372,8 @@ def now_iso() -> str:
 
 def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
     """Facts and the check suite for every captured target; a Report per target."""
+    from ascend_env.facts import facts_from_capture  # noqa: PLC0415 - see prepare_suite
+
     started, clock = now_iso(), time.monotonic()
     spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
         if options.spec else None
@@ -374,7 +418,7 @@ def doctor(options: DoctorOptions) -> Report | FleetReport:
     if options.level not in LEVELS:
         raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
     started, clock = now_iso(), time.monotonic()
-    reports = evaluate(captured_targets(options), options)
+    reports = evaluate(captured_targets(options, while_waiting=prepare_suite), options)
     return as_document(reports, options, started, time.monotonic() - clock)
 
 
