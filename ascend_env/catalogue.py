@@ -53,9 +53,14 @@ class Catalogue(BaseModel):
         return self.files.get(filename)
 
     def merged(self, overlay: Catalogue) -> Catalogue:
-        """This catalogue with the overlay's entries added or replacing same-named ones."""
+        """This catalogue with the overlay's entries added or replacing same-named ones.
+
+        The overlay's entries come first, so where both name a file for the same need (a
+        site's own torch wheel beside the shipped one, say), `find` offers the overlay's.
+        """
+        kept = {name: entry for name, entry in self.files.items() if name not in overlay.files}
         return Catalogue(source=f"{self.source} + {overlay.source}",
-                         files={**self.files, **overlay.files})
+                         files={**overlay.files, **kept})
 
     def find(self, **fields: str | None) -> list[VendorFile]:
         """Entries whose fields equal every given value (e.g. component="NPU", chip="910b")."""

@@ -147,11 +147,17 @@ def fetch(
         "--catalogue", help="Catalogue overlay JSON (files and sha256 sums).")] = None,
     allow_unverified: Annotated[list[str] | None, typer.Option(
         "--allow-unverified", help="Accept this overlay file without a sha256.")] = None,
+    python_wheels: Annotated[bool, typer.Option(
+        "--python-wheels", help="Also pip-download what the framework venv needs (CANN's "
+                                "Python dependencies and the frameworks' own) into DEST/wheels.")
+    ] = False,
+    index_url: Annotated[str | None, typer.Option(
+        "--index-url", help="The package index for --python-wheels (default: pip's).")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Download or import every vendor file of a spec into a verified local repository."""
     from ascend_env.catalogue import load_catalogue, load_overlay
-    from ascend_env.fetch import Source
+    from ascend_env.fetch import Source, fetch_python
     from ascend_env.fetch import fetch as fetch_files
     from ascend_env.output import fetch_progress, render_fetch
     from ascend_env.plan import resolve
@@ -161,11 +167,12 @@ def fetch(
     if catalogue is not None:
         merged = merged.merged(load_overlay(
             catalogue, allow_unverified=frozenset(allow_unverified or [])))
-    resolved = resolve(load_spec(profile=profile, path=spec, arch=arch.value if arch else None),
-                       merged)
+    loaded = load_spec(profile=profile, path=spec, arch=arch.value if arch else None)
+    resolved = resolve(loaded, merged)
     with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
                              progress=progress)
+    result = fetch_python(result, loaded, download=python_wheels, index_url=index_url)
     render_fetch(result, as_json=as_json)
     raise typer.Exit(0 if result.complete else 1)
 

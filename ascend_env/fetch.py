@@ -30,6 +30,9 @@ from pydantic import BaseModel, Field
 
 from ascend_env.errors import AscendEnvError
 from ascend_env.plan import Plan, PlanItem
+from ascend_env.spec import EnvSpec
+from ascend_env.wheelhouse import DownloadError, Target, python_stack, requirements_for
+from ascend_env.wheelhouse import download as download_wheels
 
 REPO_SCHEMA = "ascend-env/repo/v1"
 MANIFEST = "repo.json"
@@ -57,6 +60,16 @@ class FetchedFile(BaseModel):
     unpacked: list[str] = Field(default_factory=list)
 
 
+class PythonWheels(BaseModel):
+    """How much of the framework venv's dependency closure the repository holds."""
+
+    requirements: list[str]
+    wheels: list[str] = Field(description="the repository's wheels that make up the closure")
+    missing: list[str] = Field(description="requirements no wheel in the repository satisfies")
+    complete: bool
+    message: str = Field("", description="pip's error, or the command that fills the gap")
+
+
 class FetchResult(BaseModel):
     """The outcome of one fetch: every file and whether the repository is complete."""
 
@@ -66,6 +79,8 @@ class FetchResult(BaseModel):
     digest: str
     complete: bool
     files: list[FetchedFile]
+    python: PythonWheels | None = Field(
+        None, description="the framework wheels' closure (specs with frameworks)")
 
     model_config = {"populate_by_name": True}
 
@@ -132,6 +147,29 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
                          files=results)
     _write_manifest(dest, results)
     return result
+
+
+def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
+                 index_url: str | None = None) -> FetchResult:
+    """Report (and with `download`, first fill with `pip download`) the repository's share of
+    the framework venv's closure; a gap makes the result incomplete only when it was asked
+    to be filled."""
+    dest = Path(result.dest)
+    error = ""
+    if download and requirements_for(spec):
+        try:
+            download_wheels(requirements_for(spec), Target.of(spec), dest, index_url=index_url)
+        except DownloadError as exc:
+            error = str(exc)
+    stack = python_stack(spec, dest)
+    if stack is None:
+        return result
+    python = PythonWheels(requirements=stack.requirements,
+                          wheels=[str(w.relative_to(dest)) for w in stack.wheels],
+                          missing=[str(m) for m in stack.missing], complete=stack.offline,
+                          message=error or ("" if stack.offline else stack.hint))
+    return result.model_copy(update={
+        "python": python, "complete": result.complete and (python.complete or not download)})
 
 
 def _bring(job: _Job, dest: Path, source: Source, progress: Progress) -> FetchedFile:

@@ -230,6 +230,16 @@ def render_fetch(result: FetchResult, *, as_json: bool) -> None:
         _console.print(f"{marks[item.status]:<8} {item.status:<10} {item.file}")
         if item.message:
             _console.print(f"         {escape(item.message)}")
+    python = result.python
+    if python is not None:
+        mark = "[green]ok[/green]" if python.complete else "[yellow]PARTIAL[/yellow]"
+        whole = " (the whole closure)" if python.complete else ""
+        _console.print(f"{mark:<8} python     {len(python.wheels)} wheels for "
+                       f"{len(python.requirements)} requirements{whole}")
+        for missing in python.missing:
+            _console.print(f"         missing: {escape(missing)}")
+        if python.message:
+            _console.print(f"         {escape(python.message)}")
     state = "complete" if result.complete else "[red]incomplete[/red]"
     _console.print(f"repository {result.dest}: {state} for spec {result.spec}")
 

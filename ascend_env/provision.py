@@ -30,15 +30,7 @@ from ascend_env.plan import Plan, PlanItem
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
 from ascend_env.versions import AscendVersion
-from ascend_env.wheelhouse import (
-    CANN_PYTHON_DEPS,
-    WHEELS_DIR,
-    Missing,
-    Target,
-    download_hint,
-    scan,
-)
-from ascend_env.wheelhouse import resolve as resolve_wheels
+from ascend_env.wheelhouse import PythonStack, python_stack
 
 INSTALL_SCHEMA = "ascend-env/install/v1"
 COMPONENTS = ("driver", "firmware", "cann", "python", "env", "user")
@@ -210,46 +202,6 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
         "ascend_max_fail_percentage": 0 if options.serial else 100,
         **options.extra_vars,
     }
-
-
-def _framework_pins(spec: EnvSpec) -> list[str]:
-    frameworks = spec.frameworks
-    found = []
-    if frameworks.torch is not None:
-        found += [f"torch=={frameworks.torch.version}",
-                  f"torch_npu=={frameworks.torch.torch_npu}"]
-    if frameworks.mindspore is not None:
-        found.append(f"mindspore=={frameworks.mindspore.version}")
-    return found
-
-
-@dataclass
-class PythonStack:
-    """What the python role installs, and how much of it the repository holds."""
-
-    requirements: list[str]
-    wheels: list[Path]
-    missing: list[Missing]
-    hint: str
-
-    @property
-    def offline(self) -> bool:
-        return not self.missing
-
-
-def python_stack(spec: EnvSpec, repo: Path) -> PythonStack | None:
-    """The frameworks' pins plus CANN's Python dependencies, resolved against the repository's
-    wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
-    frameworks."""
-    pins = _framework_pins(spec)
-    if not pins:
-        return None
-    requirements = pins + list(CANN_PYTHON_DEPS)
-    target = Target(python=spec.python.version, arch=spec.hardware.arch)
-    resolution = resolve_wheels(requirements, scan([repo, repo / WHEELS_DIR]), target)
-    return PythonStack(requirements=requirements, wheels=resolution.wheels,
-                       missing=resolution.missing,
-                       hint=download_hint(resolution.missing, target, repo / WHEELS_DIR))
 
 
 def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> list[str]:

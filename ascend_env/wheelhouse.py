@@ -13,6 +13,8 @@ the check that makes "the repository has everything" a statement made before any
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,6 +32,8 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
+from ascend_env.spec import EnvSpec
+
 # What CANN's Python parts (te/tbe, op compilation) import: the official 9.0.0 image installs
 # exactly these before CANN (cann-container-image), and their absence is the
 # "EH9999 ... [Init][Env]init env failed!" of Ascend/pytorch #7 (ascend-facts §11).
@@ -41,12 +45,35 @@ CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "p
 WHEELS_DIR = "wheels"
 
 
+def framework_pins(spec: EnvSpec) -> list[str]:
+    """The spec's frameworks as pip requirements."""
+    frameworks = spec.frameworks
+    found = []
+    if frameworks.torch is not None:
+        found += [f"torch=={frameworks.torch.version}",
+                  f"torch_npu=={frameworks.torch.torch_npu}"]
+    if frameworks.mindspore is not None:
+        found.append(f"mindspore=={frameworks.mindspore.version}")
+    return found
+
+
+def requirements_for(spec: EnvSpec) -> list[str]:
+    """What the framework venv needs: the pins plus CANN's dependencies (none without a
+    framework: then there is no venv to put them in)."""
+    pins = framework_pins(spec)
+    return pins + list(CANN_PYTHON_DEPS) if pins else []
+
+
 @dataclass(frozen=True)
 class Target:
     """The interpreter the wheels are for: CPython `python` ("3.11") on Linux `arch`."""
 
     python: str
     arch: str
+
+    @classmethod
+    def of(cls, spec: EnvSpec) -> Target:
+        return cls(python=spec.python.version, arch=spec.hardware.arch)
 
     def environment(self) -> dict[str, str]:
         """PEP 508 marker variables of the target (not of this controller)."""
@@ -205,3 +232,63 @@ def download_hint(missing: list[Missing], target: Target, dest: Path) -> str:
     wanted = " ".join(f"'{text}'" for text in sorted({m.requirement for m in missing}))
     return (f"pip download --only-binary=:all: --python-version {target.python} "
             f"--platform manylinux2014_{target.arch} --dest {dest} {wanted}")
+
+
+@dataclass
+class PythonStack:
+    """What the python role installs, and how much of it the repository holds."""
+
+    requirements: list[str]
+    wheels: list[Path]
+    missing: list[Missing]
+    hint: str
+
+    @property
+    def offline(self) -> bool:
+        return not self.missing
+
+
+def python_stack(spec: EnvSpec, repo: Path) -> PythonStack | None:
+    """The frameworks' pins plus CANN's Python dependencies, resolved against the repository's
+    wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
+    frameworks."""
+    requirements = requirements_for(spec)
+    if not requirements:
+        return None
+    target = Target.of(spec)
+    resolution = resolve(requirements, scan([repo, repo / WHEELS_DIR]), target)
+    return PythonStack(requirements=requirements, wheels=resolution.wheels,
+                       missing=resolution.missing,
+                       hint=download_hint(resolution.missing, target, repo / WHEELS_DIR))
+
+
+class DownloadError(Exception):
+    """pip could not download the wheels (its own message is kept)."""
+
+
+def download(requirements: list[str], target: Target, repo: Path, *,
+             index_url: str | None = None) -> None:
+    """`pip download` the requirements and their closure for `target` into `repo`/wheels.
+
+    Runs on a machine with an index (PyPI or a mirror); the framework wheels fetch already
+    verified in `repo` are offered to pip first and not copied again.
+    """
+    dest = repo / WHEELS_DIR
+    dest.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
+               "--no-input", "--only-binary=:all:", "--implementation", "cp",
+               "--python-version", target.python, "--dest", str(dest), "--find-links", str(repo)]
+    # One --platform per manylinux level the vendors' OSes run (pip takes the list as is).
+    for platform in (f"manylinux_2_{minor}_{target.arch}" for minor in range(28, 16, -1)):
+        command += ["--platform", platform]
+    command += ["--platform", f"linux_{target.arch}"]
+    if index_url:
+        command += ["--index-url", index_url]
+    done = subprocess.run([*command, *requirements], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        raise DownloadError("pip download failed: " + "\n".join(lines[-8:]))
+    for copy in dest.glob("*.whl"):
+        if (repo / copy.name).is_file():
+            copy.unlink()  # pip copied a wheel fetch had already verified in the repository

@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from ascend_env.catalogue import CatalogueError, load_catalogue, load_overlay
 from ascend_env.fetch import Source, fetch, locate
 from ascend_env.plan import Plan, resolve
 from ascend_env.spec import build_spec, load_spec
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS
 from tests.cli_invoke import invoke
-from tests.vendor_server import Fault, ServerState, vendor_server
+from tests.vendor_server import Fault, ServerState, index_server, vendor_server
+from tests.wheels import build_wheel
 
 # The 310p profile on x86_64: one HDK bundle (driver + firmware), toolkit zip, ops zip.
 HDK = "Ascend-hdk-310p-npu_25.5.0_linux-x86-64.zip"
@@ -225,3 +228,87 @@ def test_cli_fetch_json_and_exit_codes(served: tuple[str, ServerState, dict[str,
     bad = invoke("fetch", "--profile", "310p", "--dest", str(dest), "--catalogue", str(overlay))
     assert bad.code == 1
     assert "HTTP 404" in bad.out
+
+
+# -- the framework venv's wheels: --python-wheels through pip download from an index ----------
+
+@pytest.fixture
+def isolated_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip sees only the test's index: no configuration file (this machine's names local
+    mirrors and a find-links folder of real wheels) and no PIP_* settings."""
+    for name in [n for n in os.environ if n.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+
+
+def torch_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(json.dumps({"extends": "310p", "name": "with-torch",
+                                "python": {"version": "3.11"},
+                                "frameworks": {"torch": {"version": "2.9.0",
+                                                         "torch_npu": "2.9.0"}}}))
+    return path
+
+
+def stand_in_index(root: Path, *, without: tuple[str, ...] = ()) -> None:
+    """CANN's dependencies and sympy's mpmath as project folders of a simple index."""
+    for name in (*CANN_PYTHON_DEPS, "mpmath"):
+        if name not in without:
+            requires = ["mpmath>=1.1.0"] if name == "sympy" else []
+            build_wheel(root / canonicalize_name(name), name, "1.3.0", requires=requires)
+
+
+def wheel_overlay(files: dict[str, bytes], url: str, server_root: Path) -> dict[str, Any]:
+    """The vendor files plus stand-in torch/torch_npu wheels served beside them."""
+    overlay = overlay_for(files, url)
+    entries = overlay["components"]["Test"]["1"]["files"]
+    for name, requires in (("torch", ["sympy"]), ("torch_npu", ["torch==2.9.0"])):
+        wheel = build_wheel(server_root, name, "2.9.0", requires=requires)
+        entries.append({"filename": wheel.name, "kind": "wheel", "arch": "x86_64",
+                        "python_tag": "cp311", "distribution": name, "file_version": "2.9.0",
+                        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                        "url": f"{url}/{wheel.name}"})
+    return overlay
+
+
+@pytest.mark.usefixtures("isolated_pip")
+def test_python_wheels_fill_the_repository_from_an_index(
+        served: tuple[str, ServerState, dict[str, bytes]], tmp_path: Path) -> None:
+    url, state, files = served
+    overlay = tmp_path / "overlay.json"
+    # The overlay's torch wheels win over the shipped catalogue's real ones.
+    overlay.write_text(json.dumps(wheel_overlay(files, url, state.root)))
+    stand_in_index(tmp_path / "index")
+    dest = tmp_path / "repo"
+    args = ["fetch", "--spec", str(torch_spec(tmp_path)), "--dest", str(dest), "--catalogue",
+            str(overlay), "--json"]
+    before = invoke(*args)
+    assert before.code == 0, before.err  # a gap is reported, not an error, unless asked
+    gap = json.loads(before.out)["python"]
+    assert not gap["complete"] and "'absl-py'" in gap["message"]
+    assert "sympy (needed by torch 2.9.0: no wheel in the repository)" in gap["missing"]
+    with index_server(tmp_path / "index") as index:
+        done = invoke(*args, "--python-wheels", "--index-url", index)
+    assert done.code == 0, done.err + done.out
+    python = json.loads(done.out)["python"]
+    assert python["complete"] and python["missing"] == [] and python["message"] == ""
+    assert "torch-2.9.0-py3-none-any.whl" in python["wheels"]  # the verified one, at the root
+    assert "wheels/mpmath-1.3.0-py3-none-any.whl" in python["wheels"]
+    assert "wheels/numpy-1.3.0-py3-none-any.whl" in python["wheels"]  # the index's stand-in
+    assert not list((dest / "wheels").glob("torch*"))  # not copied a second time
+
+
+@pytest.mark.usefixtures("isolated_pip")
+def test_python_wheels_the_index_lacks_make_the_fetch_incomplete(
+        served: tuple[str, ServerState, dict[str, bytes]], tmp_path: Path) -> None:
+    url, state, files = served
+    overlay = tmp_path / "overlay.json"
+    overlay.write_text(json.dumps(wheel_overlay(files, url, state.root)))
+    stand_in_index(tmp_path / "index", without=("mpmath",))
+    with index_server(tmp_path / "index") as index:
+        done = invoke("fetch", "--spec", str(torch_spec(tmp_path)), "--dest",
+                      str(tmp_path / "repo"), "--catalogue", str(overlay), "--python-wheels",
+                      "--index-url", index)
+    assert done.code == 1
+    assert "PARTIAL" in done.out and "pip download failed" in done.out
+    assert "mpmath" in done.out
