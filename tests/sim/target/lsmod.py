@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -S
 """Fake lsmod for a simulated host: lists /sys/module entries the fake driver created.
 
 The hosts share one kernel (without /proc/modules), so module state lives in the host's
