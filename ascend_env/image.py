@@ -38,7 +38,6 @@ from ascend_env.image_render import (
     RenderOptions,
     default_base,
     default_tag,
-    framework_pins,
     prepare_context,
     select_frameworks,
 )
@@ -46,6 +45,7 @@ from ascend_env.plan import resolve
 from ascend_env.report import Report, SpecRef
 from ascend_env.runargs import HostView
 from ascend_env.spec import EnvSpec
+from ascend_env.wheelhouse import framework_pins
 
 IMAGE_SCHEMA = "ascend-env/image/v1"
 STORE = "/etc/ascend-env"

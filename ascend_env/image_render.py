@@ -26,7 +26,7 @@ from ascend_env.matrix import load_matrix
 from ascend_env.plan import Plan, PlanItem
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
-from ascend_env.wheelhouse import CANN_PYTHON_DEPS
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS, framework_pins, python_stack
 
 FrameworkChoice = Literal["torch", "mindspore", "none"]
 CANN_COMPONENTS = ("nnae", "nnrt", "toolkit", "ops", "nnal")
@@ -101,17 +101,6 @@ def _tag_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.")[:128] or "x"
 
 
-def framework_pins(spec: EnvSpec) -> list[tuple[str, str]]:
-    """(distribution, version) of every framework the spec pins."""
-    pins: list[tuple[str, str]] = []
-    if spec.frameworks.torch is not None:
-        pins += [("torch", spec.frameworks.torch.version),
-                 ("torch_npu", spec.frameworks.torch.torch_npu)]
-    if spec.frameworks.mindspore is not None:
-        pins.append(("mindspore", spec.frameworks.mindspore.version))
-    return pins
-
-
 def default_tag(spec: EnvSpec) -> str:
     """`ascend-env/<spec>:<cann>-<chip>-<frameworks>`."""
     pins = dict(framework_pins(spec))
@@ -179,7 +168,7 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
     layout = cann_layout(spec)
     pins = framework_pins(spec)
     requirements = [f"{name}=={_pinned(plan, name, version)}" for name, version in pins]
-    if pins and not options.offline:
+    if pins:
         requirements += list(CANN_PYTHON_DEPS)
     if pins and pip_wheel is None:
         raise RenderError("the framework stage needs pip's wheel (pip-*.whl) in the "
@@ -267,25 +256,25 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
     pins = framework_pins(spec)
     pip_wheel = None
     if pins:
-        for item in plan.items:
-            if item.component not in FRAMEWORK_COMPONENTS:
-                continue
-            found = locate(repo, item)
-            if found is None:
-                if options.offline:
-                    raise RenderError(f"--offline: {item.file} is not in the repository {repo}")
-                warnings.append(f"{item.component} {item.version} is not in the repository: "
-                                "pip resolves it from its index during the build")
-                continue
-            wheels.append(ContextFile(item.component, found.name, sha256_of(found), found))
+        # Every wheel of the venv's closure the repository holds (ascend_env/wheelhouse.py),
+        # each checked again by its digest inside the build; offline, a gap is an error now
+        # rather than pip's failure half-way through the build.
+        stack = python_stack(spec, repo)
+        assert stack is not None
+        if stack.missing:
+            listed = "\n  ".join(str(m) for m in stack.missing)
+            if options.offline:
+                raise RenderError("--offline: the repository lacks wheels the frameworks "
+                                  f"need:\n  {listed}\nfill it with `ascend-env fetch "
+                                  f"--python-wheels --dest {repo}`")
+            warnings.append("pip resolves these from its index during the build (not in the "
+                            f"repository):\n  {listed}")
+        for found in stack.wheels:
+            component = next((i.component for i in plan.items
+                              if i.component in FRAMEWORK_COMPONENTS and i.file == found.name),
+                             "wheel")
+            wheels.append(ContextFile(component, found.name, sha256_of(found), found))
             _place(found, dest / "wheels" / found.name)
-        if options.offline:
-            # Dependencies the frameworks need come from the repository's wheels/ folder.
-            for extra in sorted((repo / "wheels").glob("*.whl")):
-                _place(extra, dest / "wheels" / extra.name)
-            warnings.append("--offline: pip has no index, so CANN's own Python dependencies "
-                            "are not installed; only the pinned frameworks and the wheels "
-                            "in the repository's wheels/ folder are available")
         pip = find_pip_wheel(repo)
         if pip is not None:
             _place(pip, dest / "wheels" / pip.name)

@@ -45,22 +45,21 @@ CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "p
 WHEELS_DIR = "wheels"
 
 
-def framework_pins(spec: EnvSpec) -> list[str]:
-    """The spec's frameworks as pip requirements."""
-    frameworks = spec.frameworks
-    found = []
-    if frameworks.torch is not None:
-        found += [f"torch=={frameworks.torch.version}",
-                  f"torch_npu=={frameworks.torch.torch_npu}"]
-    if frameworks.mindspore is not None:
-        found.append(f"mindspore=={frameworks.mindspore.version}")
-    return found
+def framework_pins(spec: EnvSpec) -> list[tuple[str, str]]:
+    """(distribution, version) of every framework the spec pins."""
+    pins: list[tuple[str, str]] = []
+    if spec.frameworks.torch is not None:
+        pins += [("torch", spec.frameworks.torch.version),
+                 ("torch_npu", spec.frameworks.torch.torch_npu)]
+    if spec.frameworks.mindspore is not None:
+        pins.append(("mindspore", spec.frameworks.mindspore.version))
+    return pins
 
 
 def requirements_for(spec: EnvSpec) -> list[str]:
     """What the framework venv needs: the pins plus CANN's dependencies (none without a
     framework: then there is no venv to put them in)."""
-    pins = framework_pins(spec)
+    pins = [f"{name}=={version}" for name, version in framework_pins(spec)]
     return pins + list(CANN_PYTHON_DEPS) if pins else []
 
 

@@ -4,15 +4,27 @@ The pinned torch / torch_npu / MindSpore wheels are gigabytes and cannot be down
 and CANN's Python dependencies would need an index. What the tests that use these prove is
 honest: the named, pinned versions and their declared dependencies land where they should,
 through real pip, from a verified repository. A stand-in torch cannot train anything.
+
+The install and image tests' repositories get the frameworks from here: stand-in framework
+wheels in a catalogue overlay (so fetch verifies their sha256 like any vendor file), and
+`wheels/` filled with stand-ins of CANN's Python dependencies and of what the frameworks
+declare, so the repository holds the whole closure and installs run offline.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from ascend_env.catalogue import Catalogue, load_catalogue, load_overlay
+from ascend_env.fetch import sha256_of
+from ascend_env.spec import EnvSpec
+from ascend_env.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR, framework_pins
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -46,3 +58,55 @@ def build_wheel(dest: Path, distribution: str, version: str, *, module: str | No
             # A fixed date: the same wheel twice is the same bytes (and the same digest).
             archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
     return path
+
+
+# -- the frameworks of a test repository -------------------------------------------------------
+
+# Declared dependencies, shaped like the real ones: the closure must follow them (mpmath only
+# through sympy, filelock only through torch), and markers for other machines are skipped.
+REQUIRES = {
+    "torch": ["filelock", "sympy>=1.13", "nvidia-nccl-cu12; platform_machine == 'none'"],
+    "torch_npu": ["pyyaml"],
+    "mindspore": ["numpy<2.0.0,>=1.20.0", "protobuf>=3.13.0", "astunparse>=1.6.3"],
+    "sympy": ["mpmath<1.4,>=1.1.0"],
+}
+VERSIONS = {"sympy": "1.13.3", "mpmath": "1.3.0", "numpy": "1.26.4", "protobuf": "5.28.3",
+            "astunparse": "1.6.3"}  # the rest: 1.0
+EXTRA_WHEELS = (*CANN_PYTHON_DEPS, "filelock", "mpmath", "astunparse")
+
+
+def framework_overlay(dest: Path, spec: EnvSpec) -> Path:
+    """Stand-in framework wheels in `dest` and the catalogue overlay that names them (one
+    overlay file per spec)."""
+    versions = dict(framework_pins(spec))
+    tag = "cp" + spec.python.version.replace(".", "")
+    components: dict[str, Any] = {}
+    for name, version in versions.items():
+        requires = list(REQUIRES.get(name, ()))
+        if name == "torch_npu":
+            requires.append(f"torch=={versions['torch']}")
+        wheel = build_wheel(dest, name, version, requires=requires)
+        components[name] = {version: {"files": [{
+            "filename": wheel.name, "kind": "wheel", "arch": spec.hardware.arch,
+            "python_tag": tag, "distribution": name, "file_version": version,
+            "sha256": sha256_of(wheel)}]}}
+    overlay = dest / f"wheels-overlay-{spec.digest()}.json"
+    overlay.write_text(json.dumps({"schema": "test", "source": "ascend-env test stand-ins",
+                                   "components": components}))
+    return overlay
+
+
+def catalogue_with_frameworks(vendor: Path, *specs: EnvSpec) -> Catalogue:
+    """The shipped catalogue, the fake vendor packages in `vendor` (tests/sim's
+    catalogue-overlay.json), and stand-in framework wheels for each spec."""
+    catalogue = load_catalogue().merged(load_overlay(vendor / "catalogue-overlay.json"))
+    for spec in specs:
+        catalogue = catalogue.merged(load_overlay(framework_overlay(vendor, spec)))
+    return catalogue
+
+
+def fill_wheels(repo: Path) -> None:
+    """Stand-ins for everything beside the frameworks, in the repository's wheels/."""
+    for name in EXTRA_WHEELS:
+        build_wheel(repo / WHEELS_DIR, name, VERSIONS.get(name, "1.0"),
+                    requires=REQUIRES.get(name, ()))

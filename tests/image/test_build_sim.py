@@ -1,8 +1,9 @@
 """Images built for real with buildah (vfs, chroot) from the simulated hosts' Debian root.
 
 The CANN packages are tests/sim's fake installers (real makeself .run files, real flags and
-layout); the frameworks are two tiny local wheels named torch and torch_npu (tests/image/
-stack.py): real pip, real venv, real layers. Validation runs the real probe and checks.
+layout); the frameworks are tiny stand-in wheels named torch and torch_npu, with CANN's Python
+dependencies beside them (tests/wheels.py): real pip, offline, real venv, real layers.
+Validation runs the real probe and checks.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ the pinned names and versions, not the real code: nothing here trains.
 from __future__ import annotations
 
 import json
+import platform
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +24,14 @@ from ascend_env.provision import InstallOptions, InstallSummary, RepoError, inst
 from ascend_env.spec import EnvSpec, build_spec
 from ascend_env.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from tests.cli_invoke import invoke
-from tests.integration.stack import ARCH, catalogue_with_frameworks, fill_wheels
 from tests.sim import provision
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.fleet import Versions
+from tests.wheels import catalogue_with_frameworks, fill_wheels
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
+ARCH = platform.machine()
 TORCH = "2.9.0"
 VENV = "/opt/ascend-env/venv"
 

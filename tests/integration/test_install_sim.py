@@ -25,10 +25,10 @@ from ascend_env.fetch import Source, fetch
 from ascend_env.plan import Plan, resolve
 from ascend_env.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec import EnvSpec, build_spec
-from tests.integration.stack import catalogue_with_frameworks, fill_wheels
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots, reboot
+from tests.wheels import catalogue_with_frameworks, fill_wheels
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
