@@ -1,7 +1,7 @@
 """`install`'s python role on simulated hosts: the frameworks' venv, offline from the repository.
 
 Real Ansible, real ssh, real `python3 -m venv` and real pip on the host's Debian Python. The
-wheels are stand-ins (tests/integration/stack.py): torch 2.9.0, torch_npu 2.9.0 and CANN's
+wheels are stand-ins (tests/wheels.py): torch 2.9.0, torch_npu 2.9.0 and CANN's
 Python dependencies, with declared dependencies of their own so that the controller's closure
 check (ascend_env/wheelhouse.py) and pip's `--no-index` install are both exercised. They carry
 the pinned names and versions, not the real code: nothing here trains.

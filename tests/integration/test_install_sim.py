@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 ARCH = platform.machine()
 COMPONENTS = ["user", "driver", "firmware", "cann", "env"]
-# The whole profile: the frameworks too (stand-in wheels, tests/integration/stack.py).
+# The whole profile: the frameworks too (stand-in wheels, tests/wheels.py).
 ALL_COMPONENTS = [*COMPONENTS, "python"]
 STACKS = {"8.5.0": "25.5.0", "8.3.RC1": "25.3.RC1"}
 
