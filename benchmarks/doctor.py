@@ -33,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.sim import fleet
 
-FLEET = f"bench-doctor-{os.getpid()}"
+# Short: the doctor's ssh master sockets live in the fleet's folder, and a socket path over
+# 90 characters makes ssh go without a master (ascend_env/collect.py, MAX_SOCKET_PATH).
+FLEET = f"bd-{os.getpid()}"
 BIN = Path(sys.executable).parent
 
 
