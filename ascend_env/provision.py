@@ -30,13 +30,16 @@ from ascend_env.plan import Plan, PlanItem
 from ascend_env.resources import shipped_dir
 from ascend_env.spec import EnvSpec
 from ascend_env.versions import AscendVersion
-from ascend_env.wheelhouse import PythonStack, python_stack
+from ascend_env.wheelhouse import PythonStack, bundle, python_stack
 
 INSTALL_SCHEMA = "ascend-env/install/v1"
 COMPONENTS = ("driver", "firmware", "cann", "python", "env", "user")
 # CANN items of the plan, by the component tag that installs them.
 _CANN_KINDS = ("toolkit", "ops", "nnal", "nnae", "nnrt")
 _FIRMWARE_RE = re.compile(r"npu-firmware_(?P<version>.+)\.run$")
+
+# Where runs keep their Ansible log and events unless --log-dir says otherwise.
+RUNS_DIR = Path.home() / ".cache" / "ascend-env" / "runs"
 
 HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run"]
 
@@ -196,7 +199,7 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
             "min_driver": minimum.raw if minimum else None,
         },
         "ascend_files": {name: str(path_) for name, path_ in files.items()},
-        "ascend_python": python_vars(spec, python) if python and "python" in components
+        "ascend_python": python_vars(spec, python, options) if python and "python" in components
         else None,
         "ascend_serial": options.serial or 0,
         "ascend_max_fail_percentage": 0 if options.serial else 100,
@@ -218,10 +221,16 @@ def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> li
             f"offline, first run: {stack.hint}"]
 
 
-def python_vars(spec: EnvSpec, stack: PythonStack) -> dict[str, Any]:
+def python_vars(spec: EnvSpec, stack: PythonStack, options: InstallOptions) -> dict[str, Any]:
+    cache = options.log_dir / "bundles" if options.log_dir else RUNS_DIR.parent / "bundles"
+    archive = bundle(stack.wheels, cache) if stack.wheels else None
     return {"version": spec.python.version, "venv": spec.python.venv,
-            "requirements": stack.requirements, "wheels": [str(w) for w in stack.wheels],
-            "offline": stack.offline}
+            "requirements": stack.requirements, "offline": stack.offline,
+            # Offline, the exact versions the venv must hold: a venv that has them all is
+            # left alone without starting pip (about a second per host).
+            "closure": stack.closure if stack.offline else None,
+            "bundle": str(archive) if archive else None,
+            "bundle_id": archive.stem if archive else None}
 
 
 def _inventory_args(options: InstallOptions) -> list[str]:
@@ -266,7 +275,7 @@ def run_playbook(variables: dict[str, Any], options: InstallOptions, *,
                  on_event: Callable[[Event], None] = lambda event: None) -> tuple[int, Path,
                                                                                    list[Event]]:
     """Run one playbook with the events callback; returns rc, log path and all events."""
-    run_dir = options.log_dir or Path.home() / ".cache" / "ascend-env" / "runs"
+    run_dir = options.log_dir or RUNS_DIR
     run_dir = run_dir / time.strftime("%Y%m%d-%H%M%S")
     suffix = 0
     while run_dir.exists():

@@ -13,8 +13,12 @@ the check that makes "the repository has everything" a statement made before any
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -241,6 +245,7 @@ class PythonStack:
     wheels: list[Path]
     missing: list[Missing]
     hint: str
+    closure: dict[str, str] = field(default_factory=dict)  # distribution -> version
 
     @property
     def offline(self) -> bool:
@@ -258,7 +263,47 @@ def python_stack(spec: EnvSpec, repo: Path) -> PythonStack | None:
     resolution = resolve(requirements, scan([repo, repo / WHEELS_DIR]), target)
     return PythonStack(requirements=requirements, wheels=resolution.wheels,
                        missing=resolution.missing,
-                       hint=download_hint(resolution.missing, target, repo / WHEELS_DIR))
+                       hint=download_hint(resolution.missing, target, repo / WHEELS_DIR),
+                       closure={name: str(wheel.version)
+                                for name, wheel in sorted(resolution.chosen.items())})
+
+
+def drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
+    """Distributions of `closure` that `installed` (name -> version, as a venv reports them)
+    lacks or holds at another version: what pip would have to change."""
+    have = {canonicalize_name(name): version for name, version in installed.items()}
+    found = []
+    for name, version in closure.items():
+        current = have.get(canonicalize_name(name))
+        if current is None:
+            found.append(f"{name} {version} (not installed)")
+        elif Version(current) != Version(version):
+            found.append(f"{name} {version} (installed: {current})")
+    return found
+
+
+def bundle(wheels: list[Path], cache: Path) -> Path:
+    """One tar of `wheels`, named for what is in it, made once in `cache`.
+
+    Hosts get the closure as one file: Ansible copies one file in one round trip, where a
+    loop over wheels pays a remote checksum per wheel on every run. The tar is reproducible
+    (fixed times and owners), so an unchanged closure is the same file and copies as "ok".
+    """
+    stats = [(w.name, w.stat().st_size, w.stat().st_mtime_ns) for w in sorted(wheels)]
+    key = hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
+    path = cache / f"wheels-{key}.tar"
+    if path.is_file():
+        return path
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = cache / f".{path.name}.{os.getpid()}"
+    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as archive:
+        for wheel in sorted(wheels):
+            info = tarfile.TarInfo(wheel.name)
+            info.size, info.mode, info.mtime = wheel.stat().st_size, 0o644, 0
+            with wheel.open("rb") as handle:
+                archive.addfile(info, handle)
+    partial.replace(path)
+    return path
 
 
 class DownloadError(Exception):

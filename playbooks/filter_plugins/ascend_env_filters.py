@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ascend_env.install_actions import decide
+from ascend_env.wheelhouse import drift
 
 
 def ascend_actions(host: dict[str, Any], target: dict[str, Any], force: bool = False
@@ -14,8 +15,13 @@ def ascend_actions(host: dict[str, Any], target: dict[str, Any], force: bool = F
     return decide(host, target, force=bool(force)).as_dict()
 
 
+def ascend_venv_drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
+    """What of the wheel closure the venv lacks (see ascend_env.wheelhouse.drift)."""
+    return drift(closure, installed)
+
+
 class FilterModule:
     """Ansible's entry point for filter plugins."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"ascend_actions": ascend_actions}
+        return {"ascend_actions": ascend_actions, "ascend_venv_drift": ascend_venv_drift}

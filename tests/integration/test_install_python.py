@@ -98,6 +98,12 @@ def test_frameworks_install_offline_then_nothing_changes(host: SimFleet, python_
     assert imported.stdout.split() == [TORCH, "1.13.3"], imported.stderr
     again = run(host, repo, plan, tmp_path, offline=True)
     assert [(h.status, h.changed) for h in again.hosts] == [("ok", 0)], again
+    # A dependency removed behind our back (only sympy needs mpmath) is put back.
+    removed = host.ssh(host.hosts[0], f"{VENV}/bin/python -m pip uninstall -y mpmath")
+    assert removed.returncode == 0, removed.stderr
+    repaired = run(host, repo, plan, tmp_path, offline=True)
+    assert [(h.status, h.changed) for h in repaired.hosts] == [("changed", 1)], repaired
+    assert venv_distributions(host)["mpmath"] == "1.3.0"
 
 
 def test_check_mode_through_the_command_makes_no_venv(host: SimFleet, python_repo: tuple[

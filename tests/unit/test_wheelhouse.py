@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import tarfile
 from pathlib import Path
 
 import pytest
 from packaging.tags import parse_tag
 
-from ascend_env.wheelhouse import Target, download_hint, resolve, scan
+from ascend_env.wheelhouse import Target, bundle, download_hint, drift, resolve, scan
 from tests.wheels import build_wheel
 
 TARGET = Target(python="3.11", arch="aarch64")
@@ -95,3 +96,28 @@ def test_odd_files_and_bad_requirements_are_not_fatal(tmp_path: Path) -> None:
 ])
 def test_target_tags(tag: str, ok: bool) -> None:
     assert TARGET.supports(parse_tag(tag)) is ok
+
+
+def test_drift_names_what_the_venv_lacks() -> None:
+    closure = {"torch": "2.9.0", "torch-npu": "2.9.0", "mpmath": "1.3.0", "PyYAML": "6.0.2"}
+    installed = {"torch": "2.9.0", "torch_npu": "2.9.0.0", "pyyaml": "6.0.1", "pip": "23.0.1"}
+    assert drift(closure, installed) == ["mpmath 1.3.0 (not installed)",
+                                         "PyYAML 6.0.2 (installed: 6.0.1)"]
+    assert drift(closure, {**installed, "mpmath": "1.3", "PyYAML": "6.0.2"}) == []
+
+
+def test_bundle_is_reproducible_and_made_once(tmp_path: Path) -> None:
+    house = tmp_path / "house"
+    wheels = [build_wheel(house, "b", "1.0"), build_wheel(house, "a", "2.0")]
+    first = bundle(wheels, tmp_path / "cache")
+    assert first.name.startswith("wheels-") and first.suffix == ".tar"
+    with tarfile.open(first) as archive:
+        assert archive.getnames() == ["a-2.0-py3-none-any.whl", "b-1.0-py3-none-any.whl"]
+        assert {(m.mtime, m.uid, m.mode) for m in archive.getmembers()} == {(0, 0, 0o644)}
+    made = first.stat().st_mtime_ns
+    assert bundle(list(reversed(wheels)), tmp_path / "cache") == first
+    assert first.stat().st_mtime_ns == made  # the same closure is not tarred again
+    elsewhere = bundle(wheels, tmp_path / "other")
+    assert elsewhere.read_bytes() == first.read_bytes()
+    build_wheel(house, "a", "2.0", requires=["c"])  # a different wheel under the same name
+    assert bundle(wheels, tmp_path / "cache") != first
