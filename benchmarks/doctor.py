@@ -14,7 +14,9 @@ as Ansible does, so the ssh rows are "warm" (a doctor run just before opened the
 The "cold" row closes every master before each run: the first doctor of a session, which
 pays the ssh handshake. The simulated hosts run on this machine, so their probes (and the
 fake npu-smi they start) share its CPUs with the doctor: on a real fleet the 8-host figure
-only adds the controller's per-host work.
+only adds the controller's per-host work. The last two rows time the capture script alone
+over ssh on one host and on all hosts at once: their ratio is what this machine's shared
+CPUs impose on any tool that runs the same probe, the floor under the doctor's fleet ratio.
 """
 
 from __future__ import annotations
@@ -65,6 +67,30 @@ def close_masters(inventory: Path) -> None:
                        capture_output=True, check=False)
 
 
+def probe_only(ssh_config: Path, hosts: list[str], repeat: int) -> float:
+    """Median wall time of the bare capture script run over ssh on `hosts` at once: the
+    remote work alone, without the doctor. Its 8-host / 1-host ratio is the floor this
+    machine puts under the doctor's (all simulated hosts share its CPUs)."""
+    probe = (Path(__file__).resolve().parents[1] / "ascend_env" / "probe.py").read_bytes()
+    ssh = ["ssh", "-F", str(ssh_config), "-o", "ControlMaster=auto", "-o",
+           "ControlPath=/tmp/bd-%C", "-o", "ControlPersist=60"]
+
+    def once() -> float:
+        start = time.perf_counter()
+        running = [subprocess.Popen([*ssh, host, "python3", "-"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL) for host in hosts]
+        for process in running:
+            assert process.stdin is not None
+            process.stdin.write(probe)
+            process.stdin.close()
+        if any(process.wait() != 0 for process in running):
+            raise SystemExit("the probe failed over ssh")
+        return time.perf_counter() - start
+
+    once()  # open the masters
+    return statistics.median(once() for _ in range(repeat))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--hosts", type=int, default=8)
@@ -88,17 +114,23 @@ def main() -> int:
              timed([sys.executable, "-m", "torch.utils.collect_env"], args.repeat, (0,))),
             ("doctor, 1 host over ssh, cold (no ssh master)",
              timed(one_host, args.repeat, before=lambda: close_masters(sim.inventory))),
+            ("probe script alone over ssh, 1 host",
+             probe_only(sim.ssh_config, [h.name for h in sim.hosts[:1]], args.repeat)),
+            (f"probe script alone over ssh, {args.hosts} hosts at once",
+             probe_only(sim.ssh_config, [h.name for h in sim.hosts], args.repeat)),
         ]
     finally:
         fleet.down(FLEET)
     width = max(len(name) for name, _ in rows)
     for name, seconds in rows:
         print(f"{name:<{width}}  {seconds:6.2f} s")
-    local, one, many, reference, cold = (s for _, s in rows)
+    local, one, many, reference, cold, probe_one, probe_many = (s for _, s in rows)
     print(f"one host / collect_env:   {one / reference:.2f} (goal < 0.25)")
     print(f"local / collect_env:      {local / reference:.2f} (goal < 0.25)")
     print(f"{args.hosts} hosts / one host:     {many / one:.2f} (goal < 2)")
     print(f"one host cold / collect_env: {cold / reference:.2f}")
+    print(f"probe alone, {args.hosts} hosts / one host: {probe_many / probe_one:.2f} "
+          "(the shared-CPU floor under the doctor's fleet ratio)")
     return 0
 
 
