@@ -13,6 +13,7 @@ from ascend_env.matrix import Chip, load_chips
 from ascend_env.naming import NamingError, PackageKind, package_name
 from ascend_env.spec import EnvSpec
 from ascend_env.versions import AscendVersion
+from ascend_env.wheelhouse import framework_pins
 
 PLAN_SCHEMA = "ascend-env/plan/v1"
 
@@ -145,14 +146,8 @@ def _wheel(catalogue: Catalogue, distribution: str, version: str, arch: str,
 
 
 def _framework_items(spec: EnvSpec, catalogue: Catalogue) -> list[PlanItem]:
-    wanted: list[tuple[Component, str]] = []
-    if spec.frameworks.torch is not None:
-        wanted += [("torch", spec.frameworks.torch.version),
-                   ("torch_npu", spec.frameworks.torch.torch_npu)]
-    if spec.frameworks.mindspore is not None:
-        wanted.append(("mindspore", spec.frameworks.mindspore.version))
     items = []
-    for distribution, version in wanted:
+    for distribution, version in framework_pins(spec):
         entry = _wheel(catalogue, distribution, version, spec.hardware.arch, spec.python.version)
         if entry is not None:
             items.append(PlanItem(step=0, component=distribution, version=entry.file_version
