@@ -156,9 +156,10 @@ def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
     to be filled."""
     dest = Path(result.dest)
     error = ""
-    if download and requirements_for(spec):
+    requirements = requirements_for(spec)
+    if download and requirements:
         try:
-            download_wheels(requirements_for(spec), Target.of(spec), dest, index_url=index_url)
+            download_wheels(requirements, Target.of(spec), dest, index_url=index_url)
         except DownloadError as exc:
             error = str(exc)
     stack = python_stack(spec, dest)

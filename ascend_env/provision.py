@@ -199,8 +199,7 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
             "min_driver": minimum.raw if minimum else None,
         },
         "ascend_files": {name: str(path_) for name, path_ in files.items()},
-        "ascend_python": python_vars(spec, python, options) if python and "python" in components
-        else None,
+        "ascend_python": python_vars(spec, python, options) if python else None,
         "ascend_serial": options.serial or 0,
         "ascend_max_fail_percentage": 0 if options.serial else 100,
         **options.extra_vars,
