@@ -89,9 +89,9 @@ class Target:
     def supports(self, tags: Iterable[Tag]) -> bool:
         """Whether pip on the target could install a wheel with one of these tags.
 
-        The target's glibc is not known here, so every manylinux level is accepted; the
-        vendors' supported OSes (glibc 2.28 and later) take any manylinux wheel published
-        for them.
+        The target's glibc is not known here, so every manylinux level is accepted; pip on
+        the host has the last word (CentOS 7's glibc 2.17 refuses a manylinux_2_28 wheel,
+        which then shows as pip's error in the install log).
         """
         major, minor = self.python.split(".")[:2]
         cp = f"cp{major}{minor}"
