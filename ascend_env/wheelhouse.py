@@ -47,6 +47,8 @@ CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "p
 # Extra wheels (CANN's dependencies and everything the frameworks pull in) live here, inside
 # the repository; the framework wheels themselves sit where fetch put them.
 WHEELS_DIR = "wheels"
+# How many closure archives `bundle` keeps in its cache (one per spec a site installs).
+KEEP_BUNDLES = 4
 
 
 def framework_pins(spec: EnvSpec) -> list[tuple[str, str]]:
@@ -293,6 +295,7 @@ def bundle(wheels: list[Path], cache: Path) -> Path:
     key = hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
     path = cache / f"wheels-{key}.tar"
     if path.is_file():
+        os.utime(path)  # recently used: kept by the pruning below
         return path
     cache.mkdir(parents=True, exist_ok=True)
     partial = cache / f".{path.name}.{os.getpid()}"
@@ -303,6 +306,11 @@ def bundle(wheels: list[Path], cache: Path) -> Path:
             with wheel.open("rb") as handle:
                 archive.addfile(info, handle)
     partial.replace(path)
+    # Real closures weigh gigabytes: keep the few most recently used, drop the rest.
+    older = sorted(cache.glob("wheels-*.tar"), key=lambda p: p.stat().st_mtime_ns,
+                   reverse=True)[KEEP_BUNDLES:]
+    for stale in older:
+        stale.unlink(missing_ok=True)
     return path
 
 

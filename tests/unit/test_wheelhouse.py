@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
 import pytest
 from packaging.tags import parse_tag
 
-from ascend_env.wheelhouse import Target, bundle, download_hint, drift, resolve, scan
+from ascend_env.wheelhouse import KEEP_BUNDLES, Target, bundle, download_hint, drift, resolve, scan
 from tests.wheels import build_wheel
 
 TARGET = Target(python="3.11", arch="aarch64")
@@ -114,10 +115,21 @@ def test_bundle_is_reproducible_and_made_once(tmp_path: Path) -> None:
     with tarfile.open(first) as archive:
         assert archive.getnames() == ["a-2.0-py3-none-any.whl", "b-1.0-py3-none-any.whl"]
         assert {(m.mtime, m.uid, m.mode) for m in archive.getmembers()} == {(0, 0, 0o644)}
-    made = first.stat().st_mtime_ns
+    made = first.stat().st_ino
     assert bundle(list(reversed(wheels)), tmp_path / "cache") == first
-    assert first.stat().st_mtime_ns == made  # the same closure is not tarred again
+    assert first.stat().st_ino == made  # the same closure is not tarred again
     elsewhere = bundle(wheels, tmp_path / "other")
     assert elsewhere.read_bytes() == first.read_bytes()
     build_wheel(house, "a", "2.0", requires=["c"])  # a different wheel under the same name
     assert bundle(wheels, tmp_path / "cache") != first
+
+
+def test_bundle_cache_keeps_the_most_recently_used(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    made = [bundle([build_wheel(tmp_path / str(i), "w", f"{i}.0")], cache)
+            for i in range(KEEP_BUNDLES)]
+    os.utime(made[0], ns=(1, 1))  # the oldest...
+    os.utime(made[1], ns=(2, 2))
+    bundle(list((tmp_path / "0").glob("*.whl")), cache)  # ...reused
+    newest = bundle([build_wheel(tmp_path / "new", "w", "9.0")], cache)
+    assert sorted(cache.glob("wheels-*.tar")) == sorted([made[0], *made[2:], newest])
