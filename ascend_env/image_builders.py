@@ -76,22 +76,29 @@ class Completed:
 def parse_steps(log: str) -> list[Step]:
     """Steps and their cache use from buildah/podman output (`STEP n/m:`, `Using cache`).
 
-    The builder prints one `Using cache` line per cached step, after that step's `STEP`
-    line. A stage can be built inside the window of a later step that needs it (`COPY
-    --from=cann`): its steps and their cache lines then print before the cache line of the
-    step that waits for it. So open steps form a stack, and a cache line belongs to the
-    innermost open step that has not had one yet: a step takes at most one. A step closes
-    when the next step of its own stage starts, or at its `--> <id>` line (buildah prints
-    those only without --iidfile, which our builds pass). Giving every cache line to the
-    innermost step regardless, as this did before, handed the cache line of a `COPY
-    --from=cann` that waited for a cached `cann` to cann's last step, and reported the COPY
-    as rebuilt.
+    The builder checks its cache before it runs a step, so a step's `Using cache` line
+    comes right after its `STEP` line. The exception is a step that needs another stage
+    (`COPY --from=cann`): that stage is built inside the step's window (its STEP lines, their
+    cache lines, the output of its RUNs), and the waiting step's own cache line comes after
+    all of it. So a cache line that directly follows a STEP line is that step's; any other
+    goes to the innermost open step that has neither a cache line nor output of its own
+    (a step that printed output ran, so it was not a cache hit). A step closes when the
+    next step of its own stage starts, or at its `--> <id>` line (buildah prints those only
+    without --iidfile, which our builds pass). Both simpler rules were wrong on real logs:
+    the innermost open step, or the innermost one without a cache line, takes the COPY's
+    cache line when the nested stage's last step ran (a torch_npu-only rebuild: the
+    frameworks RUN), and the COPY then reads as rebuilt.
     """
     steps: list[Step] = []
     stages: dict[str, str] = {}
     open_steps: list[tuple[str, Step]] = []  # (stage number, step), innermost last
+    ran: set[int] = set()  # id() of steps that printed output of their own
+    latest: Step | None = None  # the step whose STEP line was the last one seen
+    just_stepped = False  # the previous line was `latest`'s STEP line
     for raw in log.splitlines():
         line = raw.strip()
+        if not line:
+            continue
         match = STEP.match(line)
         if match:
             stage_no, total = match.group(1) or "1", match.group(2) or "1"
@@ -103,17 +110,27 @@ def parse_steps(log: str) -> list[Step]:
                 # The last stage is the image; the others are named by their `AS`.
                 unnamed = "final" if stage_no == total else f"stage {stage_no}"
                 stages[stage_no] = named.group(1) or unnamed
+                latest, just_stepped = None, False
                 continue  # FROM is never a cache hit: not counted as a step
             step = Step(stage=stages.get(stage_no, f"stage {stage_no}"),
                         instruction=instruction)
             steps.append(step)
             open_steps.append((stage_no, step))
-        elif CACHE.search(line):
-            waiting = [s for _, s in open_steps if not s.cached]
-            if waiting:
-                waiting[-1].cached = True
-        elif DONE.match(line) and open_steps:
-            open_steps.pop()
+            latest, just_stepped = step, True
+            continue
+        if CACHE.search(line):
+            if just_stepped and latest is not None and not latest.cached:
+                latest.cached = True
+            else:
+                waiting = [s for _, s in open_steps if not s.cached and id(s) not in ran]
+                if waiting:
+                    waiting[-1].cached = True
+        elif DONE.match(line):
+            if open_steps:
+                open_steps.pop()
+        elif latest is not None:
+            ran.add(id(latest))
+        just_stepped = False
     return steps
 
 

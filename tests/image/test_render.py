@@ -280,6 +280,40 @@ Ascend-cann-toolkit install success
         ("final", "ENV", False)]
 
 
+# The CI log of a torch_npu-only rebuild (buildah 1.28, --iidfile), abridged: the final
+# stage's first COPY --from=cann builds `cann` (cached) and `frameworks` (its RUN runs: new
+# pin) inside its window; the COPY's own cache line follows the pip output.
+REBUILD_LOG = """\
+[1/4] STEP 1/2: FROM localhost/ascend-env-test-base:latest AS base
+[1/4] STEP 2/2: SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+--> Using cache 49df268101f8fcf86c62f39f1ab00474ff1a18d28a6b5ea50f8e5b5d89e77bc9
+[4/4] STEP 1/4: FROM f33eef63ce7ec64af003d1fcd6d8d08d139666339cda695787e85edd18c9d8b2
+[4/4] STEP 2/4: COPY --from=cann /usr/local/Ascend /usr/local/Ascend
+[2/4] STEP 1/2: FROM f33eef63ce7ec64af003d1fcd6d8d08d139666339cda695787e85edd18c9d8b2 AS cann
+[2/4] STEP 2/2: RUN --mount=type=bind,source=installers,target=/tmp/ascend-installers install
+--> Using cache b7333d39472c4a28ea983c4f738910ebc1261ffe3bda6b7a4e4ee52913201aef
+[3/4] STEP 1/3: FROM f33eef63ce7ec64af003d1fcd6d8d08d139666339cda695787e85edd18c9d8b2 AS frameworks
+[3/4] STEP 2/3: SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+--> Using cache 44ae85fd6d4b350dc952943b38d67f9c4916ce2c55ef0b9d2abaae5179466ead
+[3/4] STEP 3/3: RUN --mount=type=bind,source=wheels,target=/tmp/ascend-wheels pip install
+Looking in links: /tmp/ascend-wheels
+Successfully installed torch-2.10.0 torch_npu-2.10.0
+--> Using cache 7f15dded3e9bbe7237b23a83f8aba09a20eb2f0de32eb6945c57b4d70822da43
+[4/4] STEP 3/4: COPY --from=cann /etc/Ascend /etc/Ascend
+--> Using cache 108401967ee0910f21fcbc3c484f63ffedb511bb87783d431ad6207d79495648
+[4/4] STEP 4/4: COPY --from=frameworks /opt/ascend-env/venv /opt/ascend-env/venv
+[4/4] COMMIT localhost/ascend-env-test:alt
+"""
+
+
+def test_parse_steps_gives_a_waiting_copy_its_cache_line_after_a_nested_run() -> None:
+    steps = parse_steps(REBUILD_LOG)
+    assert [(s.stage, s.instruction.split()[0], s.cached) for s in steps] == [
+        ("base", "SHELL", True), ("final", "COPY", True), ("cann", "RUN", True),
+        ("frameworks", "SHELL", True), ("frameworks", "RUN", False), ("final", "COPY", True),
+        ("final", "COPY", False)]
+
+
 def test_env_differences_compare_resolved_entries() -> None:
     facts = ImageFacts(
         env={"ASCEND_HOME_PATH": "/A/cann-9.0.0", "LD_LIBRARY_PATH": "/A/cann-9.0.0/lib64"},
