@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ascend_env.errors import AscendEnvError
+from ascend_env.errors import EXIT_CANNOT_RUN, AscendEnvError
 from ascend_env.probe import SCHEMA
 
 PathType = Literal["file", "dir", "link", "char", "block", "fifo", "socket", "missing", "unknown"]
@@ -279,3 +279,25 @@ def digest(capture: Capture) -> str:
     """A short content digest, to tell two captures apart in reports."""
     text = json.dumps(capture.to_json(), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class CollectedHost(BaseModel):
+    """One host of `ascend-env collect`: captured, or why not."""
+
+    name: str
+    captured: bool
+    error: str | None = None
+
+
+class CollectResult(BaseModel):
+    """What `ascend-env collect` wrote."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    schema_: str = Field("ascend-env/collect/v1", alias="schema")
+    output: str
+    redacted: bool
+    hosts: list[CollectedHost]
+
+    def exit_code(self) -> int:
+        return 0 if all(h.captured for h in self.hosts) else EXIT_CANNOT_RUN

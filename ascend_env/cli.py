@@ -338,10 +338,11 @@ def doctor_command(
 ) -> None:
     """Check a host or a fleet: what is wrong, why, the fix (exit 0 ok, 1 not, 2 unreachable)."""
     from ascend_env.doctor import DoctorOptions, doctor
-    from ascend_env.doctor import list_checks as checks_of
     from ascend_env.output import render_check_list, render_doctor
 
     if list_checks:
+        from ascend_env.suite import list_checks as checks_of
+
         render_check_list(checks_of(level=level, only=tuple(only or ())), as_json=as_json)
         return
     if sum(x is not None for x in (inventory, host)) + bool(from_files) > 1:

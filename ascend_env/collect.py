@@ -20,11 +20,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascend_env import probe
-from ascend_env.capture import Capture, CaptureError, parse_capture
 from ascend_env.errors import UsageError
+from ascend_env.inventory import read_inventory
+
+if TYPE_CHECKING:
+    # pydantic's models load while the probes run (doctor.prepare_suite), not before.
+    from ascend_env.capture import Capture
 
 # ssh exits 255 when it could not reach the host (or authenticate); the probe never does.
 SSH_FAILED = 255
@@ -79,6 +83,8 @@ def _local_python(options: ProbeOptions) -> str:
 def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
     """This machine, probed in-process."""
     started = time.monotonic()
+    from ascend_env.capture import parse_capture  # noqa: PLC0415
+
     runner = probe.Probe(root="/", install_path=options.install_path,
                          python=_local_python(options), timeout=options.timeout_s,
                          commands=True, jobs=8, users=list(options.users))
@@ -116,6 +122,8 @@ def remote_command(options: ProbeOptions) -> str:
 def capture_remote(name: str, host: Any, options: ProbeOptions) -> Captured:
     """Run the probe through a testinfra Host; errors become a Captured with a message."""
     started = time.monotonic()
+    from ascend_env.capture import CaptureError, parse_capture  # noqa: PLC0415
+
     result = Captured(name=name, host=host)
     try:
         out = host.run(remote_command(options))
@@ -137,29 +145,6 @@ def capture_remote(name: str, host: Any, options: ProbeOptions) -> Captured:
         except CaptureError as exc:
             result.error = str(exc)
     return result
-
-
-def inventory_hosts(inventory: Path, limit: str | None) -> dict[str, dict[str, Any]]:
-    """Hosts of an inventory matching an Ansible pattern (`a:b`, `web*`, `all:!down`) with
-    their variables (groups', then their own), read by Ansible's own inventory code."""
-    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
-    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
-
-    try:
-        manager = InventoryManager(loader=DataLoader(), sources=[str(inventory)])
-        hosts = manager.list_hosts(limit or "all")
-    except Exception as exc:
-        raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
-    if not hosts:
-        raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
-    out: dict[str, dict[str, Any]] = {}
-    for host in hosts:
-        variables: dict[str, Any] = {}
-        for group in sorted(host.get_groups(), key=lambda g: (g.depth, g.priority, g.name)):
-            variables.update(group.get_vars())
-        variables.update(host.get_vars())
-        out[host.name] = variables
-    return out
 
 
 def control_path(directory: str | None) -> str | None:
@@ -203,11 +188,9 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
     """testinfra Hosts by name: an Ansible inventory (with --limit), or one target URL."""
     testinfra = importlib.import_module("testinfra")
     if inventory is not None:
-        if not inventory.exists():
-            raise UsageError(f"inventory {inventory} does not exist")
         runner = importlib.import_module("testinfra.utils.ansible_runner")
         found = []
-        for name, hostvars in inventory_hosts(inventory, limit).items():
+        for name, hostvars in read_inventory(inventory, limit).items():
             # testinfra's own mapping of Ansible connection variables to a transport, fed
             # from the inventory already read (it would start ansible-inventory again).
             host = runner.get_ansible_host(runner.get_ansible_config(), {

@@ -27,7 +27,7 @@ from ascend_env import image_probe
 from ascend_env.capture import CaptureError, parse_capture
 from ascend_env.catalogue import Catalogue
 from ascend_env.collect import ProbeOptions, remote_command
-from ascend_env.doctor import Target, now_iso, run_checks
+from ascend_env.doctor import now_iso
 from ascend_env.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT, AscendEnvError
 from ascend_env.facts import facts_from_capture
 from ascend_env.image_builders import Builder, BuildOutcome
@@ -45,6 +45,7 @@ from ascend_env.plan import resolve
 from ascend_env.report import Report, SpecRef
 from ascend_env.runargs import HostView
 from ascend_env.spec import EnvSpec
+from ascend_env.suite import Target, run_checks
 from ascend_env.wheelhouse import framework_pins
 
 IMAGE_SCHEMA = "ascend-env/image/v1"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ascend_env.doctor import DoctorContext
+from ascend_env.suite import DoctorContext
 
 IMAGE_CAPTURE_SCHEMA = "ascend-env/image-capture/v1"
 # Variables whose value is a list of directories: compared entry by entry.

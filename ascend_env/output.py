@@ -10,30 +10,30 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, TaskID, TextColumn, TransferSpeedColumn
-from rich.progress import Progress as Bars
 from rich.table import Table
 
 from ascend_env.errors import UsageError
-from ascend_env.matrix import load_chips, load_matrix
-from ascend_env.spec import EnvSpec, load_spec, profile_names
-from ascend_env.versions import InvalidVersionError, parse
 
 _console = Console(highlight=False, soft_wrap=True)
 
-# Types only: every command imports this module, and fetch (with plan, compat and
-# http.client) alone costs ~0.12 s that a doctor or a health check should not pay.
+# Types only, and the spec, matrix, YAML and progress bars imported by the renderings that
+# use them: every command imports this module, and fetch (with plan, compat and http.client)
+# alone costs ~0.12 s, the matrix and spec models ~0.15 s, that a doctor (a health check)
+# should not pay.
 if TYPE_CHECKING:
-    from ascend_env.doctor import CheckInfo, CollectResult
+    from rich.progress import TaskID
+
+    from ascend_env.capture import CollectResult
     from ascend_env.fetch import FetchResult, Progress
     from ascend_env.image import ImageResult
     from ascend_env.plan import Plan
     from ascend_env.provision import InstallSummary
     from ascend_env.report import FleetReport, Report
     from ascend_env.runargs import RunArgs
+    from ascend_env.spec import EnvSpec
+    from ascend_env.suite import CheckInfo
     from ascend_env.validate import ValidationResult
 
     DoctorDocument = Report | FleetReport
@@ -45,6 +45,8 @@ def _print_json(document: dict[str, Any]) -> None:
 
 def render_profiles(*, as_json: bool) -> None:
     """The shipped profiles, one line each."""
+    from ascend_env.spec import load_spec, profile_names  # noqa: PLC0415
+
     specs = [load_spec(profile=name) for name in profile_names()]
     if as_json:
         _print_json({"schema": "ascend-env/profiles/v1", "profiles": [
@@ -67,6 +69,10 @@ def render_profiles(*, as_json: bool) -> None:
 
 def render_spec(spec: EnvSpec, *, as_json: bool, as_yaml: bool) -> None:
     """A complete spec, defaults filled in."""
+    import yaml  # noqa: PLC0415
+
+    from ascend_env.matrix import load_chips  # noqa: PLC0415
+
     document = spec.model_dump(mode="json")
     if as_json:
         _print_json({"schema": "ascend-env/spec/v1", "digest": spec.digest(), "spec": document})
@@ -118,6 +124,9 @@ def render_validation(result: ValidationResult, *, as_json: bool) -> None:
 
 def render_matrix(*, cann: str | None, framework: str | None, as_json: bool) -> None:
     """The matrix tables, optionally for one CANN release and one framework."""
+    from ascend_env.matrix import load_matrix  # noqa: PLC0415
+    from ascend_env.versions import InvalidVersionError, parse  # noqa: PLC0415
+
     matrix = load_matrix()
     wanted = None
     if cann is not None:
@@ -190,6 +199,14 @@ def render_plan(plan: Plan, *, as_json: bool) -> None:
 @contextmanager
 def fetch_progress(enabled: bool) -> Iterator[Progress]:
     """Rich progress bars on stderr, one per file plus a total; silent when disabled."""
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        DownloadColumn,
+        TextColumn,
+        TransferSpeedColumn,
+    )
+    from rich.progress import Progress as Bars  # noqa: PLC0415
+
     from ascend_env.fetch import Progress  # noqa: PLC0415
 
     if not enabled:

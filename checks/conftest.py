@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from ascend_env.doctor import PLUGIN_NAME, DoctorContext, DoctorPlugin, Target
 from ascend_env.facts import CannFacts, DriverFacts, Facts, NpuDevice
 from ascend_env.matrix import Chip, Matrix, load_chips
 from ascend_env.spec import EnvSpec
+from ascend_env.suite import PLUGIN_NAME, DoctorContext, DoctorPlugin, Target
 
 NO_DRIVER = "the NPU driver is not installed (see driver.installed)"
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.doctor import DoctorPlugin, Target
 from ascend_env.facts import CannFacts, Facts
 from ascend_env.image_facts import DRIVER_SONAMES, ImageContext, ImageScope
 from ascend_env.install_actions import NEW_LAYOUT
 from ascend_env.spec import EnvSpec
+from ascend_env.suite import DoctorPlugin, Target
 from ascend_env.verdict import failure, observe
 from ascend_env.versions import try_parse
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ascend_env.doctor import Target
 from ascend_env.errors import AscendEnvError
 from ascend_env.facts import Facts
 from ascend_env.spec import EnvSpec
+from ascend_env.suite import Target
 from ascend_env.verdict import attach_evidence, fail, observe
 
 if TYPE_CHECKING:

@@ -1,0 +1,280 @@
+"""The check suite, run in-process: pytest over checks/ with the doctor's plugin.
+
+One test is one check (docstring `id: title`, a category marker, a level marker), run once
+per target through the `target` parameter; the plugin selects by level and `--only`, and
+turns each outcome into a CheckResult (observed, expected, why, the fix). `pytest checks/`
+runs the same suite on this machine with a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pluggy import HookimplMarker
+
+from ascend_env.errors import UsageError
+from ascend_env.matrix import Matrix, load_matrix
+from ascend_env.report import CheckResult, FixRef, Status
+from ascend_env.resources import shipped_dir
+from ascend_env.verdict import (
+    CheckFailure,
+    CheckWarning,
+    Finding,
+    take_evidence,
+    take_failure,
+    take_observed,
+)
+
+if TYPE_CHECKING:
+    import pytest
+
+    from ascend_env.facts import Facts
+    from ascend_env.spec import EnvSpec
+
+# pytest's own marker (pytest.hookimpl), taken from pluggy so pytest loads only with the suite.
+hookimpl = HookimplMarker("pytest")
+
+PLUGIN_NAME = "ascend_env_doctor"
+
+
+@dataclass
+class Target:
+    """One host as the checks see it."""
+
+    name: str
+    facts: Facts
+    host: Any = None  # testinfra Host for live targets; None when read from a capture
+    source: str = "live"
+
+    def __repr__(self) -> str:  # shown in pytest ids and messages
+        return self.name
+
+
+@dataclass
+class DoctorContext:
+    """Everything the check suite reads besides the facts."""
+
+    targets: list[Target]
+    spec: EnvSpec | None = None
+    level: int = 1
+    only: tuple[str, ...] = ()
+    run_users: tuple[str, ...] = ()
+
+    @cached_property
+    def matrix(self) -> Matrix:
+        return load_matrix()
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """A check of the suite: id and title from its docstring, category and level markers."""
+
+    id: str
+    title: str
+    category: str
+    level: int
+
+
+def check_info(item: pytest.Item) -> CheckInfo:
+    """Read a check's identity; a check without one is a bug in checks/, said plainly."""
+    function = getattr(item, "function", None)
+    doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
+    head = doc[0] if doc else ""
+    check_id, sep, title = head.partition(":")
+    category = item.get_closest_marker("category")
+    level = item.get_closest_marker("level")
+    if not sep or " " in check_id.strip() or category is None:
+        raise UsageError(f"{item.nodeid}: a check needs a docstring 'id: title' and a "
+                         "category marker")
+    return CheckInfo(id=check_id.strip(), title=title.strip().rstrip("."),
+                     category=str(category.args[0]), level=int(level.args[0]) if level else 1)
+
+
+def selected(info: CheckInfo, only: tuple[str, ...]) -> bool:
+    """`--only driver` picks a category, `--only driver.version` one check, `cann.*` a prefix."""
+    if not only:
+        return True
+    for pattern in only:
+        stem = pattern.rstrip("*").rstrip(".")
+        if pattern in (info.id, info.category) or info.id.startswith(stem + "."):
+            return True
+    return False
+
+
+class DoctorPlugin:
+    """pytest plugin: parametrises checks by target, selects, and collects outcomes."""
+
+    def __init__(self, context: DoctorContext) -> None:
+        self.context = context
+        self.checks: list[CheckInfo] = []
+        self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
+        self._started: dict[str, float] = {}
+        self.collect_errors: list[str] = []
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # Without a terminal nobody reads pytest's tracebacks (a result is built from the
+        # exception itself), yet the default "long" one parses the check's source and reprs
+        # its arguments, whole Facts models included: ~5 ms per failing check. The option
+        # exists only with the terminal plugin, so `pytest checks/` keeps its tracebacks.
+        if not hasattr(session.config.option, "tbstyle"):
+            session.config.option.tbstyle = "line"
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "target" in metafunc.fixturenames:
+            targets = self.context.targets
+            metafunc.parametrize("target", targets, ids=[t.name for t in targets],
+                                 indirect=True)
+
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        seen: dict[str, str] = {}
+        for item in items:
+            info = check_info(item)
+            previous = seen.setdefault(info.id, item.nodeid.split("[")[0])
+            if previous != item.nodeid.split("[")[0]:
+                raise UsageError(f"check id {info.id} is used twice: {previous} and "
+                                 f"{item.nodeid}")
+            # Image-scope checks (checks/test_image.py) run only when `image build|validate`
+            # hands an image context (ascend_env/image_facts.py); a host never lists them.
+            image_only = info.category == "image" and getattr(self.context, "scope", None) is None
+            if info.level <= self.context.level and selected(info, self.context.only) \
+                    and not image_only:
+                keep.append(item)
+                if info not in self.checks:
+                    self.checks.append(info)
+            else:
+                drop.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a broken check module: say which and why, there is no terminal
+            self.collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip()[-2000:]}")
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        take_observed()
+        take_failure()
+        take_evidence()
+        self._started[item.nodeid] = time.monotonic()
+
+    @hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        if call.when == "call" or (call.when == "setup" and not report.passed):
+            target = item.callspec.params.get("target")  # type: ignore[attr-defined]
+            if isinstance(target, Target):
+                result = self._result(item, call)
+                self.results[target.name].append(result)
+        return report
+
+    def _result(self, item: pytest.Item, call: pytest.CallInfo[None]) -> CheckResult:
+        import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
+
+        info = check_info(item)
+        duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
+        base = {"id": info.id, "title": info.title, "category": info.category,
+                "level": info.level, "duration_s": round(duration, 4),
+                "evidence": take_evidence()}
+        excinfo = call.excinfo
+        if excinfo is None:
+            observed, expected = take_observed()
+            return CheckResult(status="pass", observed=observed, expected=expected, **base)
+        error = excinfo.value
+        if isinstance(error, pytest.skip.Exception):
+            return CheckResult(status="skip", message=str(error.msg), **base)
+        finding: Finding | None = None
+        status: Status = "fail"
+        if isinstance(error, CheckWarning):
+            finding, status = error.finding, "warn"
+        elif isinstance(error, CheckFailure):
+            finding = error.finding
+        elif isinstance(error, AssertionError) and error.args and \
+                isinstance(error.args[0], Finding):
+            finding = error.args[0]
+        elif isinstance(error, AssertionError) and (recorded := take_failure()) is not None:
+            finding = recorded
+        elif isinstance(error, AssertionError):
+            return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
+        else:
+            where = "setting up" if call.when == "setup" else "running"
+            return CheckResult(status="error", message=f"error {where} the check: "
+                               f"{type(error).__name__}: {error}", **base)
+        fix = FixRef(id=finding.fix, command=finding.manual) \
+            if finding.fix or finding.manual else None
+        return CheckResult(status=status, message=finding.message, observed=finding.observed,
+                           expected=finding.expected, why=finding.why, fix=fix, **base)
+
+
+@contextlib.contextmanager
+def _quiet_pytest_env() -> Iterator[None]:
+    """The suite runs with its own plugins only, whatever the caller's environment says."""
+    saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+                                            "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    os.environ.pop("PYTEST_PLUGINS", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# pytest's built-in plugins that a doctor run has no use for: reporting (the plugin builds
+# the report), log and output capture, per-test fixtures no check takes, and the end-of-run
+# hunt for unraisable exceptions, whose gc.collect() alone cost ~50 ms per run.
+UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "junitxml", "pastebin", "doctest",
+                  "logging", "faulthandler", "unraisableexception", "threadexception",
+                  "legacypath", "tmpdir", "monkeypatch", "recwarn", "setuponly", "setupplan",
+                  "debugging", "python_path", "unittest")
+
+
+def pytest_args(checks: Path, *extra: str) -> list[str]:
+    """How the suite is run: its own ini, plain asserts (a Finding stays an object), silent."""
+    disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
+    return [str(checks), "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
+            "--import-mode=importlib", "--assert=plain", *disabled, "-s", *extra]
+
+
+def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:
+    """Run (or only collect) the suite for every target of the context."""
+    import pytest  # noqa: PLC0415 - see prepare_suite
+
+    plugin = DoctorPlugin(context)
+    checks = shipped_dir("checks")
+    extra = ("--collect-only",) if collect_only else ()
+    with _quiet_pytest_env():
+        code = pytest.main(pytest_args(checks, *extra), plugins=[plugin])
+    if plugin.collect_errors:
+        raise UsageError("the check suite has errors:\n" + "\n".join(plugin.collect_errors))
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and context.only:
+        raise UsageError(f"--only {' '.join(context.only)}: no check matches; "
+                         "see `ascend-env doctor --list`")
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
+                pytest.ExitCode.INTERRUPTED):
+        raise UsageError(f"the check suite in {checks} could not run (pytest exit {int(code)})")
+    return plugin
+
+
+def list_checks(level: int = 3, only: tuple[str, ...] = ()) -> list[CheckInfo]:
+    """The suite's checks without running anything."""
+    from ascend_env.facts import Facts  # noqa: PLC0415 - see prepare_suite
+
+    placeholder = Target(name="-", facts=Facts())
+    plugin = run_checks(DoctorContext(targets=[placeholder], level=level, only=only),
+                        collect_only=True)
+    return plugin.checks
