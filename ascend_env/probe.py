@@ -27,7 +27,7 @@ import stat
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 SCHEMA = "ascend-env/capture/v1"
@@ -94,41 +94,39 @@ MOUNT_WORDS = ("Ascend", "davinci", "dcmi", "npu-smi", "hccn", "devmm", "hisi_hd
 
 # Run by the framework interpreter: installed distributions from metadata, nothing imported
 # from them (importing torch would autoload torch_npu and fail without CANN, ascend-facts §9).
+# The metadata headers are read directly, as importlib.metadata finds them (a *.dist-info or
+# *.egg-info folder, or an egg-info file, in each sys.path entry): importing
+# importlib.metadata (email, zipfile, csv) tripled the snippet's time, to ~65 ms a host.
 # Written for Python 3.6+ because a framework environment may be older than the probe's.
 DISTRIBUTIONS_SNIPPET = r"""
 import json, os, sys
 out = {"executable": sys.executable, "version": sys.version.split()[0],
        "prefix": sys.prefix, "path": sys.path, "distributions": []}
-try:
-    from importlib import metadata
-    for d in metadata.distributions():
-        try:
-            out["distributions"].append([d.metadata["Name"], d.version,
-                                         str(getattr(d, "_path", ""))])
-        except Exception:
-            pass
-except ImportError:
-    for entry in sys.path:
-        if not os.path.isdir(entry):
+for entry in sys.path:
+    try:
+        names = sorted(os.listdir(entry or "."))
+    except OSError:
+        continue
+    for name in names:
+        if not name.endswith((".dist-info", ".egg-info")):
             continue
-        for name in os.listdir(entry):
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            meta = os.path.join(entry, name, "METADATA")
-            if not os.path.isfile(meta):
-                meta = os.path.join(entry, name, "PKG-INFO")
-            fields = {}
-            try:
-                with open(meta, encoding="utf-8", errors="replace") as fh:
-                    for line in fh:
-                        if not line.strip():
-                            break
-                        key, _, value = line.partition(":")
+        where = os.path.join(entry, name)
+        meta = where
+        if os.path.isdir(where):
+            meta = os.path.join(where, "METADATA" if name.endswith(".dist-info") else "PKG-INFO")
+        fields = {}
+        try:
+            with open(meta, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if not line.strip():
+                        break
+                    key, _, value = line.partition(":")
+                    if not line[0].isspace():
                         fields.setdefault(key.strip(), value.strip())
-            except OSError:
-                continue
-            out["distributions"].append([fields.get("Name", ""), fields.get("Version", ""),
-                                         os.path.join(entry, name)])
+        except OSError:
+            continue
+        if fields.get("Name"):
+            out["distributions"].append([fields["Name"], fields.get("Version", ""), where])
 print(json.dumps(out))
 """
 
@@ -333,30 +331,35 @@ class Probe:
         record["duration_s"] = round(time.monotonic() - start, 3)
         return record
 
-    def run_many(self, jobs: Sequence[Tuple[str, Sequence[str], Optional[Dict[str, str]]]]
-                 ) -> None:
-        """Run independent commands in parallel: a fleet check waits for the slowest only."""
-        if not self.commands_enabled or not jobs:
-            return
-        with ThreadPoolExecutor(max_workers=min(self.jobs, len(jobs))) as pool:
-            futures = [(key, pool.submit(self.run, argv, env)) for key, argv, env in jobs]
-            for key, future in futures:
-                record = future.result()
-                if key == LDCONFIG:
-                    # The cache lists every library on the host; keep the header and ours.
-                    lines = record["stdout"].splitlines(True)
-                    record["stdout"] = "".join(
-                        line for i, line in enumerate(lines)
-                        if i == 0 or line.strip().split(" ", 1)[0].split(".so")[0] + ".so"
-                        in ASCEND_SONAMES)
-                    self.filters["command:" + key] = "only the Ascend sonames (ascend-facts §9)"
-                elif key == LOGIN_ENV:
-                    # The same allow-list as `env`: a login environment holds tokens too.
-                    record["stdout"] = "".join(
-                        item + "\0" for item in record["stdout"].split("\0")
-                        if _env_wanted(item.partition("=")[0]))
-                    self.filters["command:" + key] = "only the variables `env` keeps"
-                self.commands[key] = record
+    def start(self, pool: ThreadPoolExecutor,
+              jobs: Sequence[Tuple[str, Sequence[str], Optional[Dict[str, str]]]]
+              ) -> List[Tuple[str, Future[Json]]]:
+        """Start independent commands in parallel: a fleet check waits for the slowest only."""
+        if not self.commands_enabled:
+            return []
+        return [(key, pool.submit(self.run, argv, env)) for key, argv, env in jobs]
+
+    def finish(self, running: Sequence[Tuple[str, Future[Json]]]) -> None:
+        """Wait for started commands and keep what they printed."""
+        for key, future in running:
+            if key in self.commands:
+                continue
+            record = future.result()
+            if key == LDCONFIG:
+                # The cache lists every library on the host; keep the header and ours.
+                lines = record["stdout"].splitlines(True)
+                record["stdout"] = "".join(
+                    line for i, line in enumerate(lines)
+                    if i == 0 or line.strip().split(" ", 1)[0].split(".so")[0] + ".so"
+                    in ASCEND_SONAMES)
+                self.filters["command:" + key] = "only the Ascend sonames (ascend-facts §9)"
+            elif key == LOGIN_ENV:
+                # The same allow-list as `env`: a login environment holds tokens too.
+                record["stdout"] = "".join(
+                    item + "\0" for item in record["stdout"].split("\0")
+                    if _env_wanted(item.partition("=")[0]))
+                self.filters["command:" + key] = "only the variables `env` keeps"
+            self.commands[key] = record
 
     # -- what to capture ----------------------------------------------------------------------
 
@@ -530,15 +533,22 @@ class Probe:
     def capture(self) -> Json:
         started = time.monotonic()
         bases = self.install_paths()
-        for base in bases:
-            self.capture_install(base)
-        self.capture_libraries(bases)
-        self.capture_pci()
-        self.capture_cpu()
-        self.capture_devices()
-        self.capture_files()
-        self.run_many(self.first_jobs(bases))
-        self.run_many(self.npu_jobs())
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            # Commands first: they mostly wait (npu-smi on the driver, interpreters starting)
+            # while the files are read here.
+            running = self.start(pool, self.first_jobs(bases))
+            for base in bases:
+                self.capture_install(base)
+            self.capture_libraries(bases)
+            self.capture_pci()
+            self.capture_cpu()
+            self.capture_devices()
+            self.capture_files()
+            # The per-device queries need the IDs `npu-smi info -l` lists; they start as soon
+            # as it (and the table) are in, beside the first commands still running.
+            self.finish([(k, f) for k, f in running if k in (NPU_SMI_INFO, NPU_SMI_LIST)])
+            running += self.start(pool, self.npu_jobs())
+            self.finish(running)
         uname = os.uname()
         doc: Json = {
             "schema": SCHEMA,

@@ -4,6 +4,7 @@ the oldest Pythons found here, with a fake npu-smi, and with nothing but the sta
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -367,3 +368,32 @@ def test_probe_under_older_pythons(tmp_path: Path, python: str) -> None:
     assert facts_from_capture(full).frameworks.python is not None
 
 
+
+
+def test_distributions_are_what_importlib_metadata_finds(tmp_path: Path) -> None:
+    """The snippet reads metadata headers itself (importlib.metadata tripled its time); it
+    must list what importlib.metadata lists: dist-info and egg-info folders, egg-info files,
+    folded headers, a broken entry skipped."""
+    site = tmp_path / "site"
+    (site / "torch-2.9.0.dist-info").mkdir(parents=True)
+    (site / "torch-2.9.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nSummary: Tensors and\n  dynamic neural networks\n"
+        "Version: 2.9.0\n\nName: not-a-header\n")
+    (site / "decorator.egg-info").mkdir()
+    (site / "decorator.egg-info" / "PKG-INFO").write_text("Name: decorator\nVersion: 5.1.1\n")
+    (site / "pathlib2-2.3.7.egg-info").write_text("Metadata-Version: 1.1\nName: pathlib2\n"
+                                                  "Version: 2.3.7\n")
+    (site / "broken-1.0.dist-info").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    listed = subprocess.run([sys.executable, "-c", probe.DISTRIBUTIONS_SNIPPET], env=env,
+                            capture_output=True, text=True, check=True)
+    reference = subprocess.run([sys.executable, "-c", (
+        "import json; from importlib import metadata; print(json.dumps([[d.metadata['Name'], "
+        "d.version, str(d._path)] for d in metadata.distributions() "
+        "if d.metadata['Name']]))")], env=env, capture_output=True, text=True, check=True)
+    ours = sorted(map(tuple, json.loads(listed.stdout)["distributions"]))
+    assert ours == sorted(map(tuple, json.loads(reference.stdout)))
+    assert [d for d in ours if d[2].startswith(str(site))] == [
+        ("decorator", "5.1.1", str(site / "decorator.egg-info")),
+        ("pathlib2", "2.3.7", str(site / "pathlib2-2.3.7.egg-info")),
+        ("torch", "2.9.0", str(site / "torch-2.9.0.dist-info"))]
