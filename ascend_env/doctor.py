@@ -14,6 +14,7 @@ two, not their sum).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -56,13 +57,18 @@ class DoctorOptions:
         return self.inventory is not None
 
 
+# What the rest of a run imports: pytest, the report and capture models, the facts parsers,
+# and what the check modules import. tests/doctor/test_doctor.py keeps the list whole.
+SUITE_MODULES = ("pytest", "ascend_env.capture", "ascend_env.facts", "ascend_env.suite",
+                 "ascend_env.spec", "ascend_env.wheelhouse", "ascend_env.threads",
+                 "ascend_env.install_actions", "ascend_env.image_facts")
+
+
 def prepare_suite() -> None:
-    """Load what the rest of the run needs: the report and capture models, pytest, the suite,
-    the facts parsers, the matrix and chip tables (~0.3 s, most of it imports), called
-    while the probes run."""
-    import ascend_env.capture  # noqa: PLC0415 - parses the probes' answers
-    import ascend_env.facts  # noqa: PLC0415
-    import ascend_env.suite  # noqa: PLC0415, F401 - pytest, pydantic, the report models
+    """Load what the rest of the run needs (~0.3 s, most of it imports, the matrix and chip
+    tables too), called while the probes run."""
+    for name in SUITE_MODULES:
+        importlib.import_module(name)
     from ascend_env.matrix import load_chips, load_matrix  # noqa: PLC0415
 
     # A broken table is reported by the checks that read it, as without this warm-up.

@@ -116,6 +116,7 @@ class DoctorPlugin:
         self.checks: list[CheckInfo] = []
         self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
         self._started: dict[str, float] = {}
+        self._info: dict[pytest.Item, CheckInfo] = {}  # read once per item, at selection
         self.collect_errors: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -129,8 +130,7 @@ class DoctorPlugin:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "target" in metafunc.fixturenames:
             targets = self.context.targets
-            metafunc.parametrize("target", targets, ids=[t.name for t in targets],
-                                 indirect=True)
+            metafunc.parametrize("target", targets, ids=[t.name for t in targets])
 
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -138,7 +138,7 @@ class DoctorPlugin:
         drop: list[pytest.Item] = []
         seen: dict[str, str] = {}
         for item in items:
-            info = check_info(item)
+            info = self._info[item] = check_info(item)
             previous = seen.setdefault(info.id, item.nodeid.split("[")[0])
             if previous != item.nodeid.split("[")[0]:
                 raise UsageError(f"check id {info.id} is used twice: {previous} and "
@@ -181,7 +181,7 @@ class DoctorPlugin:
     def _result(self, item: pytest.Item, call: pytest.CallInfo[None]) -> CheckResult:
         import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
 
-        info = check_info(item)
+        info = self._info.get(item) or check_info(item)
         duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
         base = {"id": info.id, "title": info.title, "category": info.category,
                 "level": info.level, "duration_s": round(duration, 4),
