@@ -13,20 +13,20 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import Enum
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ascend_env import probe
 from ascend_env.capture import Capture, PathInfo
-from ascend_env.matrix import ChipName, VendorVersion, load_chips
+from ascend_env.matrix import ChipName, load_chips
 from ascend_env.versions import AscendVersion, try_parse
 
 FACTS_SCHEMA = "ascend-env/facts/v1"
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+# Facts are plain dataclasses, not pydantic models: only these parsers make them, so there is
+# nothing to validate, and building ~40 pydantic models cost every doctor run ~0.1 s of import.
+# slots: assigning a misspelt field fails, as it did under pydantic.
 
 
 def _none_if_na(value: str | None) -> str | None:
@@ -72,7 +72,8 @@ def parse_kv(text: str, sep: str = "=") -> dict[str, str]:
 
 # -- version ranges ---------------------------------------------------------------------------
 
-class VersionRange(_Model):
+@dataclass(kw_only=True, slots=True)
+class VersionRange:
     """One `[low,high]` (or `[code]`) item of a compatible_version* value; bounds inclusive.
 
     A high bound ending in `.` (`[23.0.0,23.0.0.]`) reads "this prefix and its patch
@@ -121,16 +122,17 @@ def any_range_contains(ranges: Iterable[VersionRange], version: AscendVersion | 
 
 # -- version and install files ----------------------------------------------------------------
 
-class VersionInfo(_Model):
+@dataclass(kw_only=True, slots=True)
+class VersionInfo:
     """driver/version.info or firmware/version.info (ascend-facts §3.1, §3.2)."""
 
     version: str | None = None
     package_version: str | None = None
     inner_version: str | None = None
-    compatible_version: list[VersionRange] = Field(default_factory=list)
-    compatible_firmware: list[VersionRange] = Field(default_factory=list)
-    compatible_driver: list[VersionRange] = Field(default_factory=list)
-    values: dict[str, str] = Field(default_factory=dict)
+    compatible_version: list[VersionRange] = field(default_factory=list)
+    compatible_firmware: list[VersionRange] = field(default_factory=list)
+    compatible_driver: list[VersionRange] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def parse_version_info(text: str) -> VersionInfo:
@@ -147,17 +149,18 @@ def parse_version_info(text: str) -> VersionInfo:
     )
 
 
-class InstallInfo(_Model):
+@dataclass(kw_only=True, slots=True)
+class InstallInfo:
     """ascend_<package>_install.info of a CANN package (ascend-facts §3.3)."""
 
     package_name: str | None = None
     version: str | None = None
     inner_version: str | None = None
-    compatible_version: list[VersionRange] = Field(default_factory=list)
+    compatible_version: list[VersionRange] = field(default_factory=list)
     arch: str | None = None
     os: str | None = None
     path: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def parse_install_info(text: str) -> InstallInfo:
@@ -175,20 +178,22 @@ def parse_install_info(text: str) -> InstallInfo:
     )
 
 
-class BuildVersion(_Model):
+@dataclass(kw_only=True, slots=True)
+class BuildVersion:
     """One `[<component build>:<CANN version>]` item of version.cfg."""
 
     build: str
     version: str
 
 
-class VersionCfg(_Model):
+@dataclass(kw_only=True, slots=True)
+class VersionCfg:
     """CANN version.cfg: per component, the running/upgrade/installed build and release."""
 
-    running: dict[str, list[BuildVersion]] = Field(default_factory=dict)
-    upgrade: dict[str, list[BuildVersion]] = Field(default_factory=dict)
-    installed: dict[str, list[BuildVersion]] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
+    running: dict[str, list[BuildVersion]] = field(default_factory=dict)
+    upgrade: dict[str, list[BuildVersion]] = field(default_factory=dict)
+    installed: dict[str, list[BuildVersion]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def installed_version(self, component: str) -> str | None:
         items = self.installed.get(component)
@@ -218,7 +223,8 @@ def parse_version_cfg(text: str) -> VersionCfg:
     return cfg
 
 
-class AscendInstallRecord(_Model):
+@dataclass(kw_only=True, slots=True)
+class AscendInstallRecord:
     """/etc/ascend_install.info: who runs the driver and where it is (ascend-facts §3.5)."""
 
     user_name: str | None = None
@@ -229,7 +235,7 @@ class AscendInstallRecord(_Model):
     driver_install_mode: str | None = None
     firmware_install_type: str | None = None
     firmware_install_path: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def _yes_no(value: str | None) -> bool | None:
@@ -255,11 +261,12 @@ def parse_ascend_install_info(text: str) -> AscendInstallRecord:
     )
 
 
-class CannInstallRecord(_Model):
+@dataclass(kw_only=True, slots=True)
+class CannInstallRecord:
     """/etc/Ascend/ascend_cann_install.info: where CANN was installed."""
 
     install_path: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def parse_cann_install_record(text: str) -> CannInstallRecord:
@@ -267,13 +274,14 @@ def parse_cann_install_record(text: str) -> CannInstallRecord:
     return CannInstallRecord(install_path=_none_if_na(values.get("Install_Path")), values=values)
 
 
-class AtbVersionInfo(_Model):
+@dataclass(kw_only=True, slots=True)
+class AtbVersionInfo:
     """NNAL/ATB version.info: `Key : value` lines, unlike the KEY=VALUE files (§3.6)."""
 
     version: str | None = None
     build: str | None = None
     platform: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def parse_atb_version_info(text: str) -> AtbVersionInfo:
@@ -303,12 +311,13 @@ def parse_set_env(text: str) -> dict[str, str]:
 
 # -- npu-smi --------------------------------------------------------------------------------
 
-class NpuChipRow(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuChipRow:
     """One chip of `npu-smi info` (two table rows); a dual-chip card gives two of these."""
 
     npu_id: int
     chip_id: int | None = None
-    device_id: int | None = Field(None, description="logical device (310P `Device` column)")
+    device_id: int | None = None  # logical device (310P `Device` column)
     name: str | None = None
     health: str | None = None
     bus_id: str | None = None
@@ -323,7 +332,8 @@ class NpuChipRow(_Model):
     hbm_total_mb: int | None = None
 
 
-class NpuProcess(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuProcess:
     """A process row of `npu-smi info`: something is running on that NPU."""
 
     npu_id: int | None = None
@@ -333,16 +343,17 @@ class NpuProcess(_Model):
     memory_mb: int | None = None
 
 
-class NpuSmiInfo(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuSmiInfo:
     """`npu-smi info`: the tool/driver versions, one row per chip, and the process table."""
 
     tool_version: str | None = None
     driver_version: str | None = None
-    chips: list[NpuChipRow] = Field(default_factory=list)
-    processes: list[NpuProcess] = Field(default_factory=list)
-    idle_npus: list[int] = Field(default_factory=list)
+    chips: list[NpuChipRow] = field(default_factory=list)
+    processes: list[NpuProcess] = field(default_factory=list)
+    idle_npus: list[int] = field(default_factory=list)
     error: str | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 _TITLE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
@@ -504,19 +515,21 @@ def _colon_records(text: str) -> list[list[tuple[str, str]]]:
     return records
 
 
-class NpuListEntry(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuListEntry:
     npu_id: int
     chip_count: int | None = None
     product_name: str | None = None
     serial_number: str | None = None
 
 
-class NpuSmiList(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuSmiList:
     """`npu-smi info -l`: NPU ids and chips per NPU (ids need not be 0..N-1, §4.5)."""
 
     count: int | None = None
-    count_field: str | None = Field(None, description="'Total Count' or 'Card Count'")
-    npus: list[NpuListEntry] = Field(default_factory=list)
+    count_field: str | None = None  # 'Total Count' or 'Card Count'
+    npus: list[NpuListEntry] = field(default_factory=list)
     error: str | None = None
 
 
@@ -542,7 +555,8 @@ def parse_npu_smi_list(text: str) -> NpuSmiList:
     return out
 
 
-class NpuSmiBoard(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuSmiBoard:
     """`npu-smi info -t board -i N` (ascend-facts §4.6); `compatibility` is driver vs firmware."""
 
     npu_id: int | None = None
@@ -559,7 +573,7 @@ class NpuSmiBoard(_Model):
     product_name: str | None = None
     serial_number: str | None = None
     board_id: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -596,21 +610,23 @@ def parse_npu_smi_board(text: str) -> NpuSmiBoard:
     return board
 
 
-class ChipHealth(_Model):
+@dataclass(kw_only=True, slots=True)
+class ChipHealth:
     chip_id: int | None = None
-    name: str | None = Field(None, description="component name, e.g. MCU")
+    name: str | None = None  # component name, e.g. MCU
     health: str | None = None
 
 
-class NpuSmiHealth(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuSmiHealth:
     """`npu-smi info -t health -i N [-c C]`: per-chip health, or status with error codes."""
 
     npu_id: int | None = None
     chip_count: int | None = None
-    chips: list[ChipHealth] = Field(default_factory=list)
-    status: str | None = Field(None, description="`Health Status` of the chip-level query")
-    error_codes: list[str] = Field(default_factory=list)
-    error_information: list[str] = Field(default_factory=list)
+    chips: list[ChipHealth] = field(default_factory=list)
+    status: str | None = None  # `Health Status` of the chip-level query
+    error_codes: list[str] = field(default_factory=list)
+    error_information: list[str] = field(default_factory=list)
     error: str | None = None
 
 
@@ -654,7 +670,8 @@ def parse_npu_smi_health(text: str) -> NpuSmiHealth:
 
 # -- system files and commands ----------------------------------------------------------------
 
-class LdconfigEntry(_Model):
+@dataclass(kw_only=True, slots=True)
+class LdconfigEntry:
     soname: str
     flags: str | None = None
     path: str
@@ -672,14 +689,15 @@ def parse_ldconfig(text: str) -> list[LdconfigEntry]:
     return out
 
 
-class OsRelease(_Model):
+@dataclass(kw_only=True, slots=True)
+class OsRelease:
     id: str | None = None
-    id_like: list[str] = Field(default_factory=list)
+    id_like: list[str] = field(default_factory=list)
     version_id: str | None = None
     version_codename: str | None = None
     name: str | None = None
     pretty_name: str | None = None
-    values: dict[str, str] = Field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def parse_os_release(text: str) -> OsRelease:
@@ -703,7 +721,8 @@ def parse_os_release(text: str) -> OsRelease:
         values=values)
 
 
-class PciFunction(_Model):
+@dataclass(kw_only=True, slots=True)
+class PciFunction:
     """One PCI function of vendor 0x19e5 (ascend-facts §7)."""
 
     address: str
@@ -767,11 +786,12 @@ def parse_pci_sysfs(devices: Mapping[str, Mapping[str, str]]) -> list[PciFunctio
     return out
 
 
-class KernelModule(_Model):
+@dataclass(kw_only=True, slots=True)
+class KernelModule:
     name: str
     size: int | None = None
     refcount: int | None = None
-    used_by: list[str] = Field(default_factory=list)
+    used_by: list[str] = field(default_factory=list)
     state: str | None = None
 
 
@@ -814,7 +834,8 @@ def parse_cpu_list(text: str) -> list[int]:
     return sorted(set(cpus))
 
 
-class CpuEntry(_Model):
+@dataclass(kw_only=True, slots=True)
+class CpuEntry:
     cpu: int
     core: int | None = None
     socket: int | None = None
@@ -835,12 +856,13 @@ def parse_lscpu(text: str) -> list[CpuEntry]:
     return out
 
 
-class IdInfo(_Model):
+@dataclass(kw_only=True, slots=True)
+class IdInfo:
     uid: int | None = None
     user: str | None = None
     gid: int | None = None
     group: str | None = None
-    groups: dict[str, int] = Field(default_factory=dict, description="group name -> gid")
+    groups: dict[str, int] = field(default_factory=dict)  # group name -> gid
 
 
 _ID_PART = re.compile(r"(\d+)(?:\(([^)]*)\))?")
@@ -849,8 +871,8 @@ _ID_PART = re.compile(r"(\d+)(?:\(([^)]*)\))?")
 def parse_id(text: str) -> IdInfo:
     """`id` output: `uid=0(root) gid=0(root) groups=0(root),27(sudo)`."""
     out = IdInfo()
-    for field in text.split():
-        key, sep, value = field.partition("=")
+    for item in text.split():
+        key, sep, value = item.partition("=")
         if not sep:
             continue
         parts = [(int(m.group(1)), m.group(2)) for m in _ID_PART.finditer(value)]
@@ -863,7 +885,8 @@ def parse_id(text: str) -> IdInfo:
     return out
 
 
-class PasswdEntry(_Model):
+@dataclass(kw_only=True, slots=True)
+class PasswdEntry:
     name: str
     uid: int | None = None
     gid: int | None = None
@@ -880,10 +903,11 @@ def parse_getent_passwd(text: str) -> PasswdEntry | None:
     return None
 
 
-class GroupEntry(_Model):
+@dataclass(kw_only=True, slots=True)
+class GroupEntry:
     name: str
     gid: int | None = None
-    members: list[str] = Field(default_factory=list)
+    members: list[str] = field(default_factory=list)
 
 
 def parse_getent_group(text: str) -> GroupEntry | None:
@@ -929,14 +953,15 @@ def parse_env0(text: str) -> dict[str, str]:
     return out
 
 
-class PythonEnv(_Model):
+@dataclass(kw_only=True, slots=True)
+class PythonEnv:
     """The framework interpreter and its installed distributions (names PEP 503-normalised)."""
 
     executable: str | None = None
     version: str | None = None
     prefix: str | None = None
-    distributions: dict[str, str] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
+    distributions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def normalize_dist(name: str) -> str:
@@ -1003,73 +1028,80 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
 # Facts: the capture put together
 # =============================================================================================
 
-class OsFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class OsFacts:
     id: str | None = None
-    id_like: list[str] = Field(default_factory=list)
+    id_like: list[str] = field(default_factory=list)
     version_id: str | None = None
     pretty_name: str | None = None
     kernel: str | None = None
 
 
-class PciCard(_Model):
+@dataclass(kw_only=True, slots=True)
+class PciCard:
     """A Huawei PCI function with its chip family and product from chips.yaml."""
 
     address: str
     device: str | None = None
-    subsystem: str | None = Field(None, description="'<subsystem vendor>:<subsystem device>'")
+    subsystem: str | None = None  # '<subsystem vendor>:<subsystem device>'
     class_code: str | None = None
     chip: ChipName | None = None
     product: str | None = None
     numa_node: int | None = None
-    kernel_driver: str | None = Field(None, description="driver bound in sysfs, if any")
+    kernel_driver: str | None = None  # driver bound in sysfs, if any
 
 
-class DriverFacts(_Model):
-    version: VendorVersion | None = None
+@dataclass(kw_only=True, slots=True)
+class DriverFacts:
+    version: AscendVersion | None = None
     version_raw: str | None = None
     package_version: str | None = None
     inner_version: str | None = None
     install_path: str
-    complete: bool = Field(description="driver/tools/upgrade-tool present (ADEP26's test)")
-    compatible_firmware: list[VersionRange] = Field(default_factory=list)
-    compatible_cann: list[VersionRange] = Field(default_factory=list)
+    complete: bool  # driver/tools/upgrade-tool present (ADEP26's test)
+    compatible_firmware: list[VersionRange] = field(default_factory=list)
+    compatible_cann: list[VersionRange] = field(default_factory=list)
 
 
-class FirmwareFacts(_Model):
-    version: VendorVersion | None = None
+@dataclass(kw_only=True, slots=True)
+class FirmwareFacts:
+    version: AscendVersion | None = None
     version_raw: str | None = None
     package_version: str | None = None
     install_path: str
-    compatible_driver: list[VersionRange] = Field(default_factory=list)
+    compatible_driver: list[VersionRange] = field(default_factory=list)
 
 
-class CannPackage(_Model):
+@dataclass(kw_only=True, slots=True)
+class CannPackage:
     """One installed CANN package: toolkit, kernels (<= 8.3) or ops (8.5+), nnal, nnae..."""
 
     name: str
     version: str | None = None
     path: str | None = None
     arch: str | None = None
-    source: str = Field(description="the file the version was read from")
+    source: str  # the file the version was read from
 
 
-class CannFacts(_Model):
-    version: VendorVersion | None = None
+@dataclass(kw_only=True, slots=True)
+class CannFacts:
+    version: AscendVersion | None = None
     version_raw: str | None = None
     layout: Literal["old", "new"]
     install_path: str
-    home: str = Field(description="the active toolkit folder, links resolved")
+    home: str  # the active toolkit folder, links resolved
     arch: str | None = None
-    packages: dict[str, CannPackage] = Field(default_factory=dict)
-    installed_versions: list[str] = Field(default_factory=list)
-    components: dict[str, str] = Field(default_factory=dict,
-                                       description="version.cfg installed version per component")
-    kernel_socs: list[str] = Field(default_factory=list,
-                                   description="opp/.../tbe/kernel/<soc> folders (ops/kernels)")
-    set_env: str | None = Field(None, description="the documented set_env.sh, if present")
+    packages: dict[str, CannPackage] = field(default_factory=dict)
+    installed_versions: list[str] = field(default_factory=list)
+    # version.cfg installed version per component
+    components: dict[str, str] = field(default_factory=dict)
+    # opp/.../tbe/kernel/<soc> folders (ops/kernels)
+    kernel_socs: list[str] = field(default_factory=list)
+    set_env: str | None = None  # the documented set_env.sh, if present
 
 
-class NpuSmiFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuSmiFacts:
     """Whether npu-smi ran, and what it said overall."""
 
     available: bool = False
@@ -1077,10 +1109,11 @@ class NpuSmiFacts(_Model):
     error: str | None = None
     tool_version: str | None = None
     driver_version: str | None = None
-    listed_ids: list[int] = Field(default_factory=list)
+    listed_ids: list[int] = field(default_factory=list)
 
 
-class NpuDevice(_Model):
+@dataclass(kw_only=True, slots=True)
+class NpuDevice:
     """One chip as npu-smi reports it, with its board and health pages merged in."""
 
     npu_id: int
@@ -1089,9 +1122,9 @@ class NpuDevice(_Model):
     name: str | None = None
     chip: ChipName | None = None
     health: str | None = None
-    health_status: str | None = Field(None, description="chip-level `Health Status`")
-    error_codes: list[str] = Field(default_factory=list)
-    error_information: list[str] = Field(default_factory=list)
+    health_status: str | None = None  # chip-level `Health Status`
+    error_codes: list[str] = field(default_factory=list)
+    error_information: list[str] = field(default_factory=list)
     bus_id: str | None = None
     hbm_used_mb: int | None = None
     hbm_total_mb: int | None = None
@@ -1100,10 +1133,11 @@ class NpuDevice(_Model):
     compatibility: str | None = None
     software_version: str | None = None
     firmware_version: str | None = None
-    processes: list[NpuProcess] = Field(default_factory=list)
+    processes: list[NpuProcess] = field(default_factory=list)
 
 
-class DeviceNode(_Model):
+@dataclass(kw_only=True, slots=True)
+class DeviceNode:
     path: str
     type: str
     mode: str | None = None
@@ -1115,119 +1149,144 @@ class DeviceNode(_Model):
     label: str | None = None
 
 
-class ModuleFacts(_Model):
-    source: str | None = Field(None, description="/proc/modules, lsmod or /sys/module")
-    loaded: list[str] = Field(default_factory=list)
+@dataclass(kw_only=True, slots=True)
+class ModuleFacts:
+    source: str | None = None  # /proc/modules, lsmod or /sys/module
+    loaded: list[str] = field(default_factory=list)
     driver_loaded: bool | None = None
 
 
-class EnvFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class EnvFacts:
     """The probe's environment: what a job started the same way would get."""
 
-    vars: dict[str, str] = Field(default_factory=dict)
-    ld_library_path: list[str] = Field(default_factory=list)
-    pythonpath: list[str] = Field(default_factory=list)
-    path: list[str] = Field(default_factory=list)
+    vars: dict[str, str] = field(default_factory=dict)
+    ld_library_path: list[str] = field(default_factory=list)
+    pythonpath: list[str] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
     ascend_home_path: str | None = None
     toolkit_home: str | None = None
     opp_path: str | None = None
-    sourced: bool = Field(False, description="a CANN set_env.sh was sourced (ASCEND_* set)")
-    login_vars: dict[str, str] | None = Field(
-        None, description="what `bash -l` gets (allow-listed); None = not captured")
+    sourced: bool = False  # a CANN set_env.sh was sourced (ASCEND_* set)
+    # what `bash -l` gets (allow-listed); None = not captured
+    login_vars: dict[str, str] | None = None
     login_sourced: bool | None = None
-    threads: dict[str, str] = Field(default_factory=dict)
-    profile_files: dict[str, dict[str, str]] = Field(default_factory=dict)
-    set_env_scripts: dict[str, dict[str, str]] = Field(default_factory=dict)
+    threads: dict[str, str] = field(default_factory=dict)
+    profile_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    set_env_scripts: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-class LibraryFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class LibraryFacts:
     """Where one soname is: the loader cache, LD_LIBRARY_PATH, the Ascend folders."""
 
     soname: str
-    ldconfig: list[str] = Field(default_factory=list)
-    ld_library_path: list[str] = Field(default_factory=list)
-    on_disk: list[str] = Field(default_factory=list)
+    ldconfig: list[str] = field(default_factory=list)
+    ld_library_path: list[str] = field(default_factory=list)
+    on_disk: list[str] = field(default_factory=list)
     resolvable: bool = False
 
 
-class FrameworkFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class FrameworkFacts:
     python: PythonEnv | None = None
     torch: str | None = None
     torch_npu: str | None = None
     mindspore: str | None = None
-    mindspore_dist: str | None = Field(None, description="'mindspore' or the old "
-                                       "'mindspore-ascend'")
+    mindspore_dist: str | None = None  # 'mindspore' or the old 'mindspore-ascend'
     error: str | None = None
 
 
-class SelinuxFacts(_Model):
-    mode: SelinuxMode | None = Field(None, description="current mode; None = unknown")
+@dataclass(kw_only=True, slots=True)
+class SelinuxFacts:
+    mode: SelinuxMode | None = None  # current mode; None = unknown
     config_mode: str | None = None
     config_type: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
-class CpuFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class CpuFacts:
     logical_cpus: int | None = None
-    online: list[int] = Field(default_factory=list)
+    online: list[int] = field(default_factory=list)
     physical_cores: int | None = None
     sockets: int | None = None
     threads_per_core: int | None = None
-    numa_nodes: dict[int, list[int]] = Field(default_factory=dict)
-    affinity: list[int] | None = Field(None, description="CPUs the probe may run on")
-    cgroup_cpus: float | None = Field(None, description="cpu.max quota in CPUs; None = none")
+    numa_nodes: dict[int, list[int]] = field(default_factory=dict)
+    affinity: list[int] | None = None  # CPUs the probe may run on
+    cgroup_cpus: float | None = None  # cpu.max quota in CPUs; None = none
     source: str | None = None
 
 
-class UserFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class UserFacts:
     driver_user: str = probe.DRIVER_USER
     driver_group: str = probe.DRIVER_USER
     driver_user_entry: PasswdEntry | None = None
     driver_group_entry: GroupEntry | None = None
     invoking: IdInfo | None = None
     invoking_in_driver_group: bool | None = None
-    others: dict[str, IdInfo] = Field(default_factory=dict)
+    others: dict[str, IdInfo] = field(default_factory=dict)
 
 
-class ContainerFacts(_Model):
+@dataclass(kw_only=True, slots=True)
+class ContainerFacts:
     in_container: bool = False
     kind: str | None = None
-    mounts: list[str] = Field(default_factory=list, description="Ascend-related mount points")
+    mounts: list[str] = field(default_factory=list)  # Ascend-related mount points
 
 
-class Facts(_Model):
+@dataclass(kw_only=True, slots=True)
+class Facts:
     """Everything the checks read about one host. Absent things are None or empty."""
 
-    schema_: str = Field(FACTS_SCHEMA, alias="schema")
+    schema_: str = field(default=FACTS_SCHEMA, metadata={"alias": "schema"})
     host: str = ""
     captured_at: str = ""
     os: OsFacts | None = None
     arch: str | None = None
-    container: ContainerFacts = Field(default_factory=ContainerFacts)
-    pci: list[PciCard] = Field(default_factory=list)
-    chip: ChipName | None = Field(None, description="the chip family, when the cards agree")
+    container: ContainerFacts = field(default_factory=ContainerFacts)
+    pci: list[PciCard] = field(default_factory=list)
+    chip: ChipName | None = None  # the chip family, when the cards agree
     install_record: AscendInstallRecord | None = None
     driver: DriverFacts | None = None
     firmware: FirmwareFacts | None = None
     cann: CannFacts | None = None
-    npu_smi: NpuSmiFacts = Field(default_factory=NpuSmiFacts)
-    devices: list[NpuDevice] = Field(default_factory=list)
-    device_nodes: list[DeviceNode] = Field(default_factory=list)
-    modules: ModuleFacts = Field(default_factory=ModuleFacts)
-    env: EnvFacts = Field(default_factory=EnvFacts)
-    libraries: dict[str, LibraryFacts] = Field(default_factory=dict)
-    frameworks: FrameworkFacts = Field(default_factory=FrameworkFacts)
-    selinux: SelinuxFacts = Field(default_factory=SelinuxFacts)
-    cpu: CpuFacts = Field(default_factory=CpuFacts)
-    users: UserFacts = Field(default_factory=UserFacts)
-    notes: list[str] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True,
-                              populate_by_name=True)
+    npu_smi: NpuSmiFacts = field(default_factory=NpuSmiFacts)
+    devices: list[NpuDevice] = field(default_factory=list)
+    device_nodes: list[DeviceNode] = field(default_factory=list)
+    modules: ModuleFacts = field(default_factory=ModuleFacts)
+    env: EnvFacts = field(default_factory=EnvFacts)
+    libraries: dict[str, LibraryFacts] = field(default_factory=dict)
+    frameworks: FrameworkFacts = field(default_factory=FrameworkFacts)
+    selinux: SelinuxFacts = field(default_factory=SelinuxFacts)
+    cpu: CpuFacts = field(default_factory=CpuFacts)
+    users: UserFacts = field(default_factory=UserFacts)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The facts as JSON data, with `schema` spelled as the other documents spell it."""
-        return self.model_dump(mode="json", by_alias=True)
+        data: dict[str, Any] = _jsonable(self)
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    """Facts as JSON data, the way pydantic dumped them when these were pydantic models:
+    versions as their raw spelling, keys made strings, a field's `alias` metadata as its key."""
+    if isinstance(value, Enum):
+        value = value.value
+    if value is None or isinstance(value, str | int | float):
+        return value
+    if isinstance(value, AscendVersion):  # a dataclass too, so before the dataclass case
+        return value.raw
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(_jsonable(key)): _jsonable(item) for key, item in value.items()}
+    if is_dataclass(value):
+        return {f.metadata.get("alias", f.name): _jsonable(getattr(value, f.name))
+                for f in fields(value)}
+    raise TypeError(f"facts hold a {type(value).__name__}, which has no JSON form")
 
 
 # -- assembling -------------------------------------------------------------------------------
@@ -1426,8 +1485,8 @@ class _Builder:
                 arch=(info.arch if info else None) or arch,
                 packages=packages, installed_versions=self.installed_versions(base),
                 components={k: v[-1].version for k, v in cfg.installed.items() if v},
-                kernel_socs=self.c.listings.get(
-                    f"{logical}/opp/built-in/op_impl/ai_core/tbe/kernel", []),
+                kernel_socs=list(self.c.listings.get(
+                    f"{logical}/opp/built-in/op_impl/ai_core/tbe/kernel", [])),
                 set_env=set_env)
         return None
 
@@ -1641,7 +1700,9 @@ class _Builder:
                             labels=dict(sorted(labels.items())))
 
     def cpu(self) -> CpuFacts:
-        facts = CpuFacts(affinity=self.c.process.affinity)
+        # Copied: facts share no list with the capture (pydantic copied them on validation).
+        affinity = self.c.process.affinity
+        facts = CpuFacts(affinity=list(affinity) if affinity is not None else None)
         cores: dict[int, tuple[int | None, int | None]] = {}
         nodes: dict[int, list[int]] = {}
         base = "/sys/devices/system/cpu/cpu"

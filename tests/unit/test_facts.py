@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from ascend_env import facts as facts_module
 from ascend_env import probe
 from ascend_env.capture import (
     Capture,
     CaptureError,
     CommandResult,
     PathInfo,
+    ProbeError,
+    ProcessInfo,
     load_capture,
     parse_capture,
     redact,
@@ -26,6 +31,7 @@ from ascend_env.capture import (
 )
 from ascend_env.facts import (
     PARSERS,
+    Facts,
     VersionRange,
     any_range_contains,
     facts_from_capture,
@@ -282,6 +288,126 @@ def _host_910b() -> Capture:
     )
 
 
+def _host_310p() -> Capture:
+    """An Atlas 300I Duo in a container: 8.5.0 new layout, no firmware, sysfs topology and a
+    cgroup quota, SELinux enforcing, MindSpore; the branches _host_910b does not take."""
+    toolkit = _sample("install_info", "toolkit-8.5.0-new-layout")
+    pci = "/sys/bus/pci/devices/0000:01:00.0"
+    commands = {
+        probe.UNAME_M: _ok("x86_64\n"),
+        probe.NPU_SMI_INFO: _ok(_sample("npu_smi_info", "310p3-25.2.0-duo")),
+        probe.NPU_SMI_LIST: _ok("        Card Count                     : 2\n\n"
+                                "        NPU ID                         : 2\n"
+                                "        Chip Count                     : 2\n\n"
+                                "        NPU ID                         : 5\n"
+                                "        Chip Count                     : 1\n"),
+        probe.NPU_SMI_BOARD.format(npu=2): _ok(_sample("npu_smi_board", "200i-dk-a2-excerpt")),
+        probe.NPU_SMI_BOARD.format(npu=5): _ok(_sample("npu_smi_board", "invalid-card-id")),
+        probe.NPU_SMI_HEALTH.format(npu=2): _ok(_sample("npu_smi_health", "npu-level-200i-a2")),
+        probe.NPU_SMI_CHIP_HEALTH.format(npu=2, chip=1): _ok(
+            _sample("npu_smi_health", "chip-alarm-tabs")),
+        probe.LDCONFIG: _ok(_sample("ldconfig", "debian-12-head")),
+        probe.LSMOD: _ok(_sample("lsmod", "sim-driver")),
+        probe.ID: CommandResult(rc=127, stderr="id: not found"),
+        "id alice": _ok("uid=1001(alice) gid=1001(alice) groups=1001(alice)\n"),
+        probe.GETENT_PASSWD.format(user="HwHiAiUser"): _ok(_sample("getent_passwd", "root")),
+        probe.GETENT_GROUP.format(group="HwHiAiUser"): _ok(_sample("getent_group", "root")),
+        probe.SESTATUS: _ok(_sample("sestatus", "enforcing-constructed")),
+        probe.LS_LABELS: _ok(_sample("ls_labels", "ascend-paths-constructed")),
+        probe.FRAMEWORK_PYTHON: _ok(json.dumps({
+            "executable": "/usr/bin/python3", "version": 3.9, "prefix": "/usr",
+            "distributions": [["MindSpore_Ascend", "2.4.0", ""], ["numpy", "1.26.4", ""],
+                              ["numpy", "2.0.0", ""]]})),
+    }
+    return Capture(
+        host="infer-7", captured_at="2026-02-03T04:05:06+00:00",
+        options={"install_paths": [BASE, "/opt/ascend"]},
+        process=ProcessInfo(uid=0, euid=0, gid=0, groups=[0], user="root", cpu_count=4,
+                            affinity=[0, 1, 2, 3]),
+        files={
+            "/usr/lib/os-release": _sample("os_release", "debian-12"),
+            "/proc/sys/kernel/osrelease": "5.15.0-91-generic\n",
+            f"{BASE}/driver/version.info": _sample("version_info", "driver-23.0.7"),
+            f"{BASE}/cann/x86_64-linux/ascend_toolkit_install.info": toolkit,
+            f"{BASE}/cann/version.cfg": "toolkit_installed_version=[7.8.0.1.212:8.5.0]\n"
+                                       "opp_kernel_installed_version=[7.8.0.1.212:8.5.0]\n"
+                                       "bogus line\n",
+            f"{BASE}/cann/set_env.sh": _sample("set_env", "sim-toolkit-8.5.0-new-layout"),
+            f"{BASE}/nnal/atb/set_env.sh": _sample("set_env", "sim-nnal"),
+            f"{BASE}/nnae/latest/ascend_nnae_install.info": _sample("install_info",
+                                                                    "nnae-8.0.RC3"),
+            "/etc/profile.d/ascend-env-threads.sh": "export OMP_NUM_THREADS=2\n",
+            **{f"{pci}/{attr}": value for attr, value in {
+                "vendor": "0x19e5\n", "device": "0xd500\n", "subsystem_vendor": "0x0200\n",
+                "subsystem_device": "0x0110\n", "class": "0x120000\n",
+                "numa_node": "-1\n"}.items()},
+            **{f"/sys/devices/system/cpu/cpu{n}/topology/core_id": f"{n // 2}\n"
+               for n in range(4)},
+            **{f"/sys/devices/system/cpu/cpu{n}/topology/physical_package_id": f"{n // 2}\n"
+               for n in range(4)},
+            "/sys/devices/system/node/node0/cpulist": "0-1\n",
+            "/sys/devices/system/node/node1/cpulist": "2-3\n",
+            "/sys/devices/system/cpu/online": "0-3\n",
+            "/sys/fs/cgroup/cpu.max": "150000 100000\n",
+            "/sys/fs/selinux/enforce": "1\n",
+            "/etc/selinux/config": "SELINUX=enforcing\nSELINUXTYPE=targeted\n",
+            "/proc/self/mountinfo": "1 0 0:1 / /usr/local/Ascend/driver ro - ext4 /dev/sda1\n"
+                                    "2 0 0:2 / /dev/davinci0 rw - devtmpfs udev\n",
+        },
+        commands=commands,
+        env={"ASCEND_TOOLKIT_HOME": f"{BASE}/cann", "PYTHONPATH": "/opt/py::/opt/py2",
+             "PATH": "/usr/local/bin:/usr/bin", "container": "oci", "KMP_AFFINITY": "x",
+             "ASCEND_OPP_PATH": f"{BASE}/cann/opp", "LD_LIBRARY_PATH": "relative:/usr/lib/"},
+        paths={
+            f"{BASE}/cann": PathInfo(type="link", target="cann-8.5.0",
+                                     resolved=f"{BASE}/cann-8.5.0"),
+            f"{BASE}/cann/set_env.sh": PathInfo(type="file", label="system_u:object_r:bin_t:s0"),
+            f"{pci}/driver": PathInfo(type="link", target="../../../bus/pci/drivers/drv_pcie"),
+            "/.dockerenv": PathInfo(type="file"),
+            "/dev/davinci0": PathInfo(type="char", mode="0666", uid=0, gid=0, owner="root",
+                                      group="root", rdev="236:0"),
+            "/dev/davinci10": PathInfo(type="char", mode="0660"),
+            "/dev/davinci2": PathInfo(type="char", mode="0660"),
+            "/dev/davinci_manager": PathInfo(type="missing"),
+            "/dev/devmm_svm": PathInfo(type="char", mode="0660", label="device_t"),
+        },
+        listings={
+            BASE: ["cann", "cann-8.5.0", "cann-8.3.RC1", "driver", "nnal"],
+            f"{BASE}/cann/opp/built-in/op_impl/ai_core/tbe/kernel": ["ascend310p"],
+            "/usr/lib": ["libascend_hal.so.1", "libhccl.so"],
+            "/sys/module": ["drv_devdrv", "ext4", "ascend_queue"],
+        },
+        errors=[ProbeError(where="/etc/ascend_install.info", error="Permission denied")],
+    )
+
+
+def _host_garbage() -> Capture:
+    junk = "\x00garbage | : = [ ]"
+    return Capture(
+        files={f"{BASE}/driver/version.info": "Version=not-a-version\n",
+               f"{BASE}/ascend-toolkit/latest/version.cfg": "junk_line\n" + junk,
+               "/etc/os-release": junk, "/proc/modules": junk},
+        commands={probe.NPU_SMI_INFO: _ok(junk), probe.NPU_SMI_LIST: _ok(junk),
+                  probe.FRAMEWORK_PYTHON: _ok(junk), probe.LSCPU: _ok(junk)},
+        paths={"/dev/davinci0": PathInfo(type="file")})
+
+
+# Facts JSON as the pydantic models dumped it (model_dump(mode="json", by_alias=True)), written
+# before the models became dataclasses; to_json() must keep producing it byte for byte.
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN_HOSTS: dict[str, Callable[[], Capture]] = {
+    "host-910b": _host_910b, "host-310p": _host_310p, "empty": Capture, "garbage": _host_garbage}
+
+
+def _facts_text(capture: Capture) -> str:
+    return json.dumps(facts_from_capture(capture).to_json(), indent=1, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_HOSTS))
+def test_facts_json_is_unchanged(name: str) -> None:
+    assert _facts_text(GOLDEN_HOSTS[name]()) == (GOLDEN / f"facts-{name}.json").read_text()
+
+
 def test_facts_of_a_provisioned_host() -> None:
     facts = facts_from_capture(_host_910b())
     assert facts.arch == "aarch64"
@@ -327,11 +453,17 @@ def test_facts_of_a_provisioned_host() -> None:
     assert facts.notes == []
 
 
-def test_facts_json_round_trip() -> None:
-    facts = facts_from_capture(_host_910b())
-    again = type(facts).model_validate_json(facts.model_dump_json(by_alias=True))
-    assert again == facts
-    assert facts.to_json()["schema"] == "ascend-env/facts/v1"
+def test_facts_are_plain_dataclasses() -> None:
+    """Nothing validates facts (our parsers make them; pydantic cost the doctor ~0.1 s to
+    import), but a misspelt field is still an error, as pydantic's extra="forbid" made it."""
+    models = [v for v in vars(facts_module).values()
+              if isinstance(v, type) and v.__module__ == facts_module.__name__]
+    assert models and not [m for m in models if issubclass(m, BaseModel)]
+    with pytest.raises(TypeError):
+        Facts(hostname="x")  # type: ignore[call-arg]
+    with pytest.raises(AttributeError):
+        Facts().hostname = "x"  # type: ignore[attr-defined]
+    assert Facts().to_json()["schema"] == "ascend-env/facts/v1"
 
 
 def test_facts_of_an_empty_capture() -> None:
@@ -344,15 +476,7 @@ def test_facts_of_an_empty_capture() -> None:
 
 
 def test_facts_of_garbage_are_notes() -> None:
-    junk = "\x00garbage | : = [ ]"
-    capture = Capture(
-        files={f"{BASE}/driver/version.info": "Version=not-a-version\n",
-               f"{BASE}/ascend-toolkit/latest/version.cfg": "junk_line\n" + junk,
-               "/etc/os-release": junk, "/proc/modules": junk},
-        commands={probe.NPU_SMI_INFO: _ok(junk), probe.NPU_SMI_LIST: _ok(junk),
-                  probe.FRAMEWORK_PYTHON: _ok(junk), probe.LSCPU: _ok(junk)},
-        paths={"/dev/davinci0": PathInfo(type="file")})
-    facts = facts_from_capture(capture)
+    facts = facts_from_capture(_host_garbage())
     assert facts.driver is not None and facts.driver.version is None
     assert facts.driver.complete is False
     assert any("not-a-version" in n for n in facts.notes)
