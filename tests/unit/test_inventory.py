@@ -136,6 +136,6 @@ def test_bad_inventories_say_why(home: Path, tmp_path: Path) -> None:
         inventory.read_inventory(tmp_path / "nope.ini", None)
     path = tmp_path / "hosts.ini"
     path.write_text(INI)
-    with pytest.raises(UsageError, match="no host of .* matches rack9"):
+    with pytest.raises(UsageError, match=r"no host of .* matches rack9"):
         inventory.read_inventory(path, "rack9")
     assert kept(home) == []
