@@ -338,9 +338,9 @@ def doctor_command(
 ) -> None:
     """Check a host or a fleet: what is wrong, why, the fix (exit 0 ok, 1 not, 2 unreachable)."""
     from ascend_env.doctor import DoctorOptions, doctor
-    from ascend_env.output import render_check_list, render_doctor
 
     if list_checks:
+        from ascend_env.output import render_check_list
         from ascend_env.suite import list_checks as checks_of
 
         render_check_list(checks_of(level=level, only=tuple(only or ())), as_json=as_json)
@@ -366,6 +366,9 @@ def doctor_command(
         document = doctor_fix(options, dry_run=dry_run, log_dir=log_dir)
     else:
         document = doctor(options)
+    # Only now: rich loads while the probes run (report.py), the rest of output.py need not.
+    from ascend_env.output import render_doctor
+
     render_doctor(document, as_json=as_json, junit=junit, prometheus=prometheus,
                   verbose=verbose)
     raise typer.Exit(document.exit_code())

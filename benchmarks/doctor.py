@@ -24,45 +24,68 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ascend_env.inventory import cache_dir as inventory_cache_dir
 from tests.sim import fleet
 
 # Short: the doctor's ssh master sockets live in the fleet's folder, and a socket path over
 # 90 characters makes ssh go without a master (ascend_env/collect.py, MAX_SOCKET_PATH).
 FLEET = f"bd-{os.getpid()}"
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(command: list[str], repeat: int, ok: tuple[int, ...] = (0, 1),
-          before: Callable[[], None] | None = None) -> float:
-    """Median wall time of `command` (`before` runs untimed ahead of each run); it must end
-    with an exit code in `ok`."""
-    times = []
-    for _ in range(repeat):
-        if before is not None:
-            before()
+@dataclass
+class Row:
+    """One measured command: wall seconds and the CPU seconds of its process tree on this
+    side (the doctor and its ssh clients; not the simulated hosts' sshd and probes)."""
+
+    name: str
+    command: list[str]
+    before: Callable[[], None] | None = None
+    ok: tuple[int, ...] = (0, 1)
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+
+    def run(self) -> None:
+        if self.before is not None:
+            self.before()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - start)
-        if done.returncode not in ok:
-            raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n"
+        done = subprocess.run(self.command, capture_output=True, text=True, check=False)
+        self.walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpus.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+        if done.returncode not in self.ok:
+            raise SystemExit(f"{' '.join(self.command)} exited {done.returncode}:\n"
                              f"{done.stdout[-1500:]}{done.stderr[-1500:]}")
-    return statistics.median(times)
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
 
 
-def close_masters(inventory: Path) -> None:
-    """End the ssh master connections the doctor keeps for the inventory's hosts."""
+def cold(inventory: Path) -> None:
+    """The first doctor of a session: no ssh master connection, no inventory answer kept."""
+    for kept in inventory_cache_dir().glob("*.json"):
+        kept.unlink()
     found = re.search(r"ansible_control_path_dir=(\S+)", inventory.read_text())
     folder = Path(found.group(1)) if found else Path.home() / ".ansible" / "cp"
-    for socket in folder.glob("ae-*"):
+    for socket in folder.glob("ae-*"):  # the ssh masters the doctor keeps
         subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "sim"],
                        capture_output=True, check=False)
 
@@ -71,7 +94,7 @@ def probe_only(ssh_config: Path, hosts: list[str], repeat: int) -> float:
     """Median wall time of the bare capture script run over ssh on `hosts` at once: the
     remote work alone, without the doctor. Its 8-host / 1-host ratio is the floor this
     machine puts under the doctor's (all simulated hosts share its CPUs)."""
-    probe = (Path(__file__).resolve().parents[1] / "ascend_env" / "probe.py").read_bytes()
+    probe = (ROOT / "ascend_env" / "probe.py").read_bytes()
     ssh = ["ssh", "-F", str(ssh_config), "-o", "ControlMaster=auto", "-o",
            "ControlPath=/tmp/bd-%C", "-o", "ControlPersist=60"]
 
@@ -94,43 +117,54 @@ def probe_only(ssh_config: Path, hosts: list[str], repeat: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--hosts", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("needs root (simulated hosts)", file=sys.stderr)
         return 2
+    # An installed package has its bytecode compiled (pip does it); this machine sets
+    # PYTHONDONTWRITEBYTECODE=1, which would recompile ours on every run, not torch's.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ascend_env"),
+                    str(ROOT / "checks")], check=True)
     doctor = [str(BIN / "ascend-env"), "doctor"]
     sim = fleet.up(name=FLEET, hosts=args.hosts, state="provisioned", devices=8)
     try:
         inventory = str(sim.inventory)
-        timed([*doctor, "--inventory", inventory], 1)  # warm ssh master connections
         one_host = [*doctor, "--inventory", inventory, "--limit", "sim1"]
         rows = [
-            ("doctor, this machine (local, in-process probe)", timed(doctor, args.repeat)),
-            ("doctor, 1 host over ssh (inventory --limit sim1)", timed(one_host, args.repeat)),
-            (f"doctor, {args.hosts} hosts over ssh (inventory)",
-             timed([*doctor, "--inventory", inventory], args.repeat)),
-            ("python -m torch.utils.collect_env",
-             timed([sys.executable, "-m", "torch.utils.collect_env"], args.repeat, (0,))),
-            ("doctor, 1 host over ssh, cold (no ssh master)",
-             timed(one_host, args.repeat, before=lambda: close_masters(sim.inventory))),
-            ("probe script alone over ssh, 1 host",
-             probe_only(sim.ssh_config, [h.name for h in sim.hosts[:1]], args.repeat)),
-            (f"probe script alone over ssh, {args.hosts} hosts at once",
-             probe_only(sim.ssh_config, [h.name for h in sim.hosts], args.repeat)),
+            Row("doctor, this machine (local, in-process probe)", doctor),
+            Row("doctor, 1 host over ssh (inventory --limit sim1)", one_host),
+            Row(f"doctor, {args.hosts} hosts over ssh (inventory)",
+                [*doctor, "--inventory", inventory]),
+            Row("python -m torch.utils.collect_env",
+                [sys.executable, "-m", "torch.utils.collect_env"], ok=(0,)),
+            Row("doctor, 1 host, cold (no ssh master, inventory not kept)", one_host,
+                before=lambda: cold(sim.inventory)),
         ]
+        rows[2].run()  # opens the ssh masters and keeps the inventory's answer
+        for _ in range(args.repeat):  # interleaved: a noisy moment hits every row alike
+            for row in rows:
+                row.run()
+        probe_one = probe_only(sim.ssh_config, [h.name for h in sim.hosts[:1]], args.repeat)
+        probe_many = probe_only(sim.ssh_config, [h.name for h in sim.hosts], args.repeat)
     finally:
         fleet.down(FLEET)
-    width = max(len(name) for name, _ in rows)
-    for name, seconds in rows:
-        print(f"{name:<{width}}  {seconds:6.2f} s")
-    local, one, many, reference, cold, probe_one, probe_many = (s for _, s in rows)
-    print(f"one host / collect_env:   {one / reference:.2f} (goal < 0.25)")
-    print(f"local / collect_env:      {local / reference:.2f} (goal < 0.25)")
-    print(f"{args.hosts} hosts / one host:     {many / one:.2f} (goal < 2)")
-    print(f"one host cold / collect_env: {cold / reference:.2f}")
-    print(f"probe alone, {args.hosts} hosts / one host: {probe_many / probe_one:.2f} "
-          "(the shared-CPU floor under the doctor's fleet ratio)")
+    width = max(len(row.name) for row in rows) + 2
+    print(f"{'':<{width}}{'wall':>8}{'CPU here':>10}")
+    for row in rows:
+        print(f"{row.name:<{width}}{row.wall:7.2f}s{row.cpu:9.2f}s")
+    print(f"{'probe script alone over ssh, 1 host':<{width}}{probe_one:7.2f}s")
+    print(f"{f'probe script alone over ssh, {args.hosts} hosts at once':<{width}}"
+          f"{probe_many:7.2f}s")
+    local, one, many, reference, first = rows
+    print(f"one host / collect_env:        {one.wall / reference.wall:.2f} (goal < 0.25)")
+    print(f"local / collect_env:           {local.wall / reference.wall:.2f} (goal < 0.25)")
+    print(f"{args.hosts} hosts / one host:           {many.wall / one.wall:.2f} (goal < 2)")
+    print(f"{args.hosts} hosts / one host, CPU here: {many.cpu / one.cpu:.2f} (the doctor's own "
+          "fleet cost, whatever the hosts' CPUs)")
+    print(f"probe alone, {args.hosts} hosts / one host: {probe_many / probe_one:.2f} (what this "
+          "machine's shared CPUs impose on any tool running the same probe)")
+    print(f"one host cold / collect_env:   {first.wall / reference.wall:.2f}")
     return 0
 
 
