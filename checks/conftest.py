@@ -33,7 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from ascend_env.facts import facts_from_capture  # noqa: PLC0415
 
         captured = capture_local(ProbeOptions())
-        assert captured.capture is not None
+        if captured.capture is None:
+            raise pytest.UsageError(f"cannot probe this machine: {captured.error}")
         target = Target(name=captured.name, facts=facts_from_capture(captured.capture))
         config.pluginmanager.register(DoctorPlugin(DoctorContext(targets=[target])),
                                       PLUGIN_NAME)
