@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,3 +122,30 @@ def test_state_file_is_json(sim_bare: SimFleet) -> None:
     state = json.loads(sim_bare.ssh(sim_bare.hosts[0], "cat /var/lib/ascend-sim/state.json").stdout)
     assert state["schema"] == "ascend-env-sim/state/v1"
     assert [n["npu_id"] for n in state["npus"]] == list(range(8))
+
+
+def test_kept_answers_follow_their_files(faulty: tuple[SimFleet, str]) -> None:
+    """The shell front of npu-smi prints a kept answer without starting Python, and stops
+    as soon as an input changes, even one copied in with an old time (tar, cp -p)."""
+    f, h = faulty
+    fw = "/usr/local/Ascend/firmware/version.info"
+    board = "npu-smi info -t board -i 0"
+    first = f.ssh(h, board).stdout
+    trace = f.ssh(h, f"sh -x /usr/local/bin/{board}").stderr
+    assert "+ cat" in trace and "python3" not in trace
+    assert f.ssh(h, board).stdout == first
+    saved = f.ssh(h, f"cat {fw}").stdout
+    try:
+        # Rewritten in place (same inode), its modification time put back as it was.
+        f.ssh(h, f"cp -p {fw} /tmp/fw.ref && sed 's/^Version=.*/Version=7.1.0.99.220/' "
+                 f"/tmp/fw.ref > /tmp/fw.new && cat /tmp/fw.new > {fw} && "
+                 f"touch -r /tmp/fw.ref {fw}")
+        changed = f.ssh(h, board).stdout
+        assert "7.1.0.99.220" in changed and changed != first
+        trace = f.ssh(h, f"sh -x /usr/local/bin/{board}").stderr
+        assert "+ cat" in trace and "python3" not in trace  # kept again, under the new stamp
+        fresh = f.ssh(h, f"rm -rf /var/lib/ascend-sim/npu-smi-cache && {board}").stdout
+        assert fresh == changed
+    finally:
+        f.ssh(h, f"printf %s {shlex.quote(saved)} > {fw}")
+    assert f.ssh(h, board).stdout == first
