@@ -1,9 +1,10 @@
 """Capture hosts: probe.py run on each target through a testinfra transport, in parallel.
 
-The local machine is probed in-process (no interpreter start-up, no shell); a remote target
-gets the probe's source inline (`python3 -c`), so nothing is copied to it and one round trip
-per host does the whole capture. An unreachable host or a failed probe becomes a Captured
-with an error, never an exception: the other hosts of a fleet are unaffected.
+The local machine is probed by probe.py in a process of its own (it works beside the
+doctor's imports); a remote target gets the probe's source inline (`python3 -c`), so nothing
+is copied to it and one round trip per host does the whole capture. An unreachable host or a
+failed probe becomes a Captured with an error, never an exception: the other hosts of a
+fleet are unaffected.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def captured_targets(options: DoctorOptions,
         return out
     probe = probe_options(options)
     if options.inventory is None and options.target is None:
-        # The in-process probe mostly waits on its commands; it runs in a thread meanwhile.
+        # The probe's process runs on another core; a thread waits for it meanwhile.
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(capture_local, probe)
             if while_waiting is not None:

@@ -235,12 +235,14 @@ def _quiet_pytest_env() -> Iterator[None]:
 
 
 # pytest's built-in plugins that a doctor run has no use for: reporting (the plugin builds
-# the report), log and output capture, per-test fixtures no check takes, and the end-of-run
-# hunt for unraisable exceptions, whose gc.collect() alone cost ~50 ms per run.
+# the report), log and output capture, per-test fixtures no check takes, the end-of-run
+# hunt for unraisable exceptions, whose gc.collect() alone cost ~50 ms per run, and the
+# warnings plugin, which records warnings around every check and host (~10% of a fleet's
+# suite time) for a summary nobody prints.
 UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "junitxml", "pastebin", "doctest",
                   "logging", "faulthandler", "unraisableexception", "threadexception",
                   "legacypath", "tmpdir", "monkeypatch", "recwarn", "setuponly", "setupplan",
-                  "debugging", "python_path", "unittest")
+                  "debugging", "python_path", "unittest", "warnings")
 
 
 def pytest_args(checks: Path, *extra: str) -> list[str]:

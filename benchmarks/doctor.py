@@ -135,7 +135,7 @@ def main() -> int:
         inventory = str(sim.inventory)
         one_host = [*doctor, "--inventory", inventory, "--limit", "sim1"]
         rows = [
-            Row("doctor, this machine (local, in-process probe)", doctor),
+            Row("doctor, this machine (local probe)", doctor),
             Row("doctor, 1 host over ssh (inventory --limit sim1)", one_host),
             Row(f"doctor, {args.hosts} hosts over ssh (inventory)",
                 [*doctor, "--inventory", inventory]),
