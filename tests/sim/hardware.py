@@ -122,5 +122,5 @@ def install(root: Path, chip: Chip, npus: int, kernel_headers: bool = True) -> N
     lsmod = root / "usr/sbin/lsmod"
     if lsmod.exists() or lsmod.is_symlink():
         lsmod.unlink()
-    shutil.copyfile(TARGET_DIR / "lsmod.py", lsmod)
+    shutil.copyfile(TARGET_DIR / "lsmod.sh", lsmod)
     Path(lsmod).chmod(0o755)
