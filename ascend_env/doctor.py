@@ -58,7 +58,7 @@ class DoctorOptions:
 
 
 # What the rest of a run imports: pytest, the report and capture models, the facts parsers,
-# and what the check modules import. tests/doctor/test_doctor.py keeps the list whole.
+# and what the check modules import. tests/unit/test_doctor_startup.py keeps the list whole.
 SUITE_MODULES = ("pytest", "ascend_env.capture", "ascend_env.facts", "ascend_env.suite",
                  "ascend_env.spec", "ascend_env.wheelhouse", "ascend_env.threads",
                  "ascend_env.install_actions", "ascend_env.image_facts")
@@ -162,6 +162,7 @@ def as_document(reports: list[Report], options: DoctorOptions, started: str,
                 duration_s: float) -> Report | FleetReport:
     """One Report for one target; a FleetReport for an inventory or a list of captures."""
     from ascend_env.report import FleetReport  # noqa: PLC0415
+
     if len(reports) == 1 and not options.fleet:
         return reports[0]
     spec_ref = reports[0].spec if reports else None

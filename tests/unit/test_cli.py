@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,29 @@ def test_version_and_help_import_no_heavy_module() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_console_script_flushes_and_keeps_exit_codes(tmp_path: Path) -> None:
+    """`run` leaves without the interpreter's teardown: what was printed still arrives (a
+    pipe, not a terminal) and each exit code is the command's."""
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ascend_env", *args], capture_output=True,
+                              text=True, check=False, cwd=tmp_path, env=buffered)
+
+    shown = script("profiles", "show", "910b", "--json")
+    assert shown.returncode == 0
+    assert json.loads(shown.stdout)["spec"]["name"] == "910b"
+    capture = tmp_path / "here.json"
+    assert script("collect", "-o", str(capture)).returncode == 0
+    judged = script("doctor", "--from", str(capture), "--json")  # print(), not click.echo
+    assert judged.returncode in (0, 1)
+    assert json.loads(judged.stdout)["schema"] == "ascend-env/report/v1"
+    missing = script("doctor", "--from", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "nope.json" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    assert script("no-such-command").returncode == 2
 
 
 def test_profiles_list_json() -> None:
