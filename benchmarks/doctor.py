@@ -1,24 +1,30 @@
 """Time a level-1 `ascend-env doctor` on one host and on 8, beside `torch.utils.collect_env`.
 
 Usage (root, for the simulated hosts):
-    .venv/bin/python benchmarks/doctor.py [--hosts 8] [--repeat 3]
+    .venv/bin/python benchmarks/doctor.py [--hosts 8] [--repeat 5]
 
 Every figure is the whole command as an operator runs it (a fresh process: interpreter start,
-imports, inventory, ssh, probe, facts, checks, rendering), the median of --repeat runs.
-The reference is `python -m torch.utils.collect_env` (torch 2.13.0 CPU) measured in the same
-run on the same machine. Goals (issue 5): one host under a quarter of collect_env (fast
-enough for a container health check), 8 hosts under twice one host.
+imports, inventory, ssh, probe, facts, checks, rendering), the median of --repeat rounds; the
+rows run interleaved within each round, so a noisy moment hits them alike. The reference is
+`python -m torch.utils.collect_env` (torch 2.13.0 CPU) measured in the same rounds on the same
+machine. Goals (issue 5): one host under a quarter of collect_env (fast enough for a container
+health check), 8 hosts under twice one host. Our bytecode is compiled first, as pip does when
+it installs the package (this machine sets PYTHONDONTWRITEBYTECODE=1; torch's is compiled).
+
+"CPU here" is the CPU time of the command's process tree on this side (the doctor and its ssh
+clients), not the simulated hosts' sshd and probes: the 8-host / 1-host ratio of that column
+is the doctor's own fleet cost, whatever the hosts' CPUs.
 
 The doctor keeps one ssh master connection per host for 60 s in Ansible's control_path_dir,
-as Ansible does, so the ssh rows are "warm" (a doctor run just before opened the masters).
-The "cold" row closes every master before each run: the first doctor of a session, which
-pays the ssh handshake. The simulated hosts run on this machine, so their probes (and the
-fake npu-smi they start) share its CPUs with the doctor: on a real fleet the 8-host figure
+as Ansible does, and a static inventory's answer in ~/.cache/ascend-env/inventories, so the
+ssh rows are "warm". The "cold" row closes every master and drops the kept answers before
+each run (the first doctor of a session: ssh handshake, Ansible's inventory code), then opens
+them again for the other rows. The simulated hosts run on this machine, so their probes (and
+the commands a probe starts) share its CPUs with the doctor: on a real fleet the 8-host figure
 only adds the controller's per-host work. The last two rows time the capture script alone
 over ssh on one host and on all hosts at once: their ratio is what this machine's shared
-CPUs impose on any tool that runs the same probe, the floor under the doctor's fleet ratio.
+CPUs impose on any tool that runs the same probe.
 """
-
 from __future__ import annotations
 
 import argparse
