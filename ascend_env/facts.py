@@ -25,7 +25,7 @@ from ascend_env.versions import AscendVersion, try_parse
 FACTS_SCHEMA = "ascend-env/facts/v1"
 
 # Facts are plain dataclasses, not pydantic models: only these parsers make them, so there is
-# nothing to validate, and building ~40 pydantic models cost every doctor run ~0.1 s of import.
+# nothing to validate, and building their ~40 pydantic models cost every doctor ~15 ms.
 # slots: assigning a misspelt field fails, as it did under pydantic.
 
 
