@@ -6,8 +6,8 @@ schema), more than the rest of a one-host doctor run. A health check reads the s
 inventory every minute, so the answer for a static inventory file is kept, keyed by
 everything it is computed from: the file's bytes, the pattern, Ansible's release, its
 configuration files and ANSIBLE_* variables. Anything else (a folder, a script, an inventory
-plugin's configuration, vaulted values, which must never be written out decrypted) is read
-by Ansible every time.
+plugin's configuration, a file with group_vars/ or host_vars/ beside it, vaulted values,
+which must never be written out decrypted) is read by Ansible every time.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ CONFIG_FILES = ("ansible.cfg", "~/.ansible.cfg", "/etc/ansible/ansible.cfg")
 # A YAML inventory plugin's configuration names its plugin at the top level; such an
 # inventory is computed (cloud APIs, constructed groups), never a function of its bytes.
 PLUGIN_CONFIG = re.compile(rb"^plugin\s*:", re.MULTILINE)
+# Variable folders beside the inventory: Ansible's vars plugins add them to the inventory's
+# hosts when configured to run at its start (RUN_VARS_PLUGINS=start).
+VARS_DIRS = ("group_vars", "host_vars")
 
 
 def read_inventory(inventory: Path, limit: str | None) -> HostVars:
@@ -80,6 +83,8 @@ def cache_key(inventory: Path, limit: str | None) -> str | None:
     try:
         if not inventory.is_file() or os.access(inventory, os.X_OK):
             return None  # a folder or an executable (dynamic) inventory
+        if any((inventory.parent / name).exists() for name in VARS_DIRS):
+            return None  # read with the inventory when vars plugins run at its start
         data = inventory.read_bytes()
     except OSError:
         return None

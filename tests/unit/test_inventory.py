@@ -121,6 +121,14 @@ def test_vaults_and_plugins_are_never_kept(home: Path, tmp_path: Path, text: str
     assert inventory.cache_key(path, None) is None
 
 
+def test_inventories_with_variable_folders_are_never_kept(home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "hosts.ini"
+    path.write_text(INI)
+    assert inventory.cache_key(path, None) is not None
+    (tmp_path / "group_vars").mkdir()
+    assert inventory.cache_key(path, None) is None
+
+
 def test_scripts_and_folders_are_never_kept(home: Path, tmp_path: Path) -> None:
     script = tmp_path / "hosts.sh"
     script.write_text("#!/bin/sh\necho '{\"all\": {\"hosts\": [\"a\"]}, \"_meta\": "
