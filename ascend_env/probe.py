@@ -15,6 +15,7 @@ import contextlib
 import datetime
 import glob
 import grp
+import io
 import json
 import os
 import pwd
@@ -507,10 +508,34 @@ class Probe:
         labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
         if labelled:
             jobs.append((LS_LABELS, ["ls", "-Zd", *labelled], None))
-        env = dict(self.command_env)
-        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-        jobs.append((FRAMEWORK_PYTHON, [self.python, "-c", DISTRIBUTIONS_SNIPPET], env))
+        if not self.own_interpreter():
+            env = dict(self.command_env)
+            env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+            jobs.append((FRAMEWORK_PYTHON, [self.python, "-c", DISTRIBUTIONS_SNIPPET], env))
         return jobs
+
+    def own_interpreter(self) -> bool:
+        """The framework Python is the interpreter running this probe, started as `python3 -c`
+        (a target's probe) without the options that change what it sees (-S, -I, -E, -s):
+        it lists the same distributions, from the same sys.path."""
+        flags = sys.flags
+        return self.python == sys.executable and sys.argv[0] == "-c" and not (
+            flags.no_site or flags.isolated or flags.ignore_environment or flags.no_user_site)
+
+    def distributions_here(self) -> Json:
+        """The distributions snippet run in this interpreter (a framework in the system
+        Python, as in the vendor's images): the record a second start (~20 ms) would give."""
+        started = time.monotonic()
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):  # the pool's threads print nothing
+                exec(DISTRIBUTIONS_SNIPPET, {"__name__": "distributions"})
+            rc, err = 0, ""
+        except Exception as exc:  # reported as the interpreter would have, never fatal
+            rc, err = 1, "%s: %s" % (type(exc).__name__, exc)
+        return {"argv": [self.python, "-c", DISTRIBUTIONS_SNIPPET], "rc": rc,
+                "stdout": out.getvalue() if rc == 0 else "", "stderr": err,
+                "duration_s": round(time.monotonic() - started, 3)}
 
     def npu_jobs(self) -> List[Tuple[str, List[str], Optional[Dict[str, str]]]]:
         """Per-device queries, for the IDs `npu-smi info -l` lists (they need not be 0..N-1)."""
@@ -544,6 +569,8 @@ class Probe:
             self.capture_cpu()
             self.capture_devices()
             self.capture_files()
+            if self.commands_enabled and self.own_interpreter():
+                self.commands[FRAMEWORK_PYTHON] = self.distributions_here()
             # The per-device queries need the IDs `npu-smi info -l` lists; they start as soon
             # as it (and the table) are in, beside the first commands still running.
             self.finish([(k, f) for k, f in running if k in (NPU_SMI_INFO, NPU_SMI_LIST)])

@@ -397,3 +397,41 @@ def test_distributions_are_what_importlib_metadata_finds(tmp_path: Path) -> None
         ("decorator", "5.1.1", str(site / "decorator.egg-info")),
         ("pathlib2", "2.3.7", str(site / "pathlib2-2.3.7.egg-info")),
         ("torch", "2.9.0", str(site / "torch-2.9.0.dist-info"))]
+
+
+def test_a_probe_in_the_framework_python_lists_its_distributions_itself() -> None:
+    """On a target whose framework Python is the probe's own (`python3 -c`, no venv), the
+    snippet runs in the probe: the record is the one a second interpreter would give."""
+    code = PROBE.read_text()
+    here = subprocess.run([sys.executable, "-c", code, "--python", sys.executable,
+                           "--no-commands"], capture_output=True, text=True, check=True)
+    assert probe.FRAMEWORK_PYTHON not in json.loads(here.stdout)["commands"]
+    done = subprocess.run([sys.executable, "-c", code, "--python", sys.executable],
+                          capture_output=True, text=True, check=True)
+    record = json.loads(done.stdout)["commands"][probe.FRAMEWORK_PYTHON]
+    started = subprocess.run([sys.executable, "-c", probe.DISTRIBUTIONS_SNIPPET],
+                             capture_output=True, text=True, check=True)
+    assert record["rc"] == 0 and record["argv"][0] == sys.executable
+    assert json.loads(record["stdout"]) == json.loads(started.stdout)
+    other = subprocess.run([sys.executable, "-c", code, "--python", "/usr/bin/python3"],
+                           capture_output=True, text=True, check=True)
+    assert json.loads(json.loads(other.stdout)["commands"][probe.FRAMEWORK_PYTHON]["stdout"]
+                      )["executable"] == "/usr/bin/python3"
+
+
+def test_only_the_probes_own_plain_interpreter_is_read_in_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def runner(python: str) -> probe.Probe:
+        return probe.Probe(root="/", install_path=BASE, python=python, timeout=30,
+                           commands=True, jobs=2, users=[])
+
+    monkeypatch.setattr(sys, "argv", ["-c"])  # as `python3 -c` runs it on a target
+    here = runner(sys.executable)
+    assert here.own_interpreter()
+    assert probe.FRAMEWORK_PYTHON not in [key for key, _, _ in here.first_jobs([BASE])]
+    record = here.distributions_here()
+    assert record["rc"] == 0
+    assert json.loads(record["stdout"])["executable"] == sys.executable
+    assert not runner("/usr/bin/python3-other").own_interpreter()
+    monkeypatch.setattr(sys, "argv", [str(PROBE)])  # run as a script: sys.path differs
+    assert not here.own_interpreter()
