@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import statistics
 import subprocess
@@ -42,7 +41,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ascend_env.inventory import cache_dir as inventory_cache_dir
-from tests.sim import fleet
+from tests.sim import fleet, sshd
+from tests.sim.layout import FleetPaths
 
 # Short: the doctor's ssh master sockets live in the fleet's folder, and a socket path over
 # 90 characters makes ssh go without a master (ascend_env/collect.py, MAX_SOCKET_PATH).
@@ -88,15 +88,11 @@ class Row:
         return statistics.median(self.cpus)
 
 
-def cold(inventory: Path) -> None:
+def cold() -> None:
     """The first doctor of a session: no ssh master connection, no inventory answer kept."""
     for kept in inventory_cache_dir().glob("*.json"):
         kept.unlink()
-    found = re.search(r"ansible_control_path_dir=(\S+)", inventory.read_text())
-    folder = Path(found.group(1)) if found else Path.home() / ".ansible" / "cp"
-    for socket in folder.glob("ae-*"):  # the ssh masters the doctor keeps
-        subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "sim"],
-                       capture_output=True, check=False)
+    sshd.close_masters(FleetPaths.for_fleet(FLEET).control_dir)
 
 
 def probe_only(ssh_config: Path, hosts: list[str], repeat: int) -> float:
@@ -154,7 +150,7 @@ def main() -> int:
             subprocess.run(warm, capture_output=True, check=False)
 
         rows.append(Row("doctor, 1 host, cold (no ssh master, inventory not kept)", one_host,
-                        before=lambda: cold(sim.inventory), after=rewarm))
+                        before=cold, after=rewarm))
         rewarm()
         for _ in range(args.repeat):  # interleaved: a noisy moment hits every row alike
             for row in rows:
