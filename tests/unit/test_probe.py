@@ -298,6 +298,29 @@ def test_command_timeout_kills_the_tree() -> None:
     assert time.monotonic() - started < 10
 
 
+def test_command_timeout_with_a_grandchild_holding_the_pipes() -> None:
+    # setsid puts the grandchild outside the killed group; it keeps stdout open for 30 s.
+    started = time.monotonic()
+    record = _probe_object(timeout=0.5).run(
+        ["sh", "-c", "echo before; setsid sleep 30 & sleep 30"])
+    assert record["rc"] == 124 and record["stdout"] == "before\n"
+    assert "timed out after 0.5s" in record["stderr"]
+    assert time.monotonic() - started < 10
+
+
+def test_long_outputs_are_read_whole_and_capped() -> None:
+    # More than a pipe's 64 KB while other commands run: read as it comes, nothing lost.
+    runner = _probe_object()
+    runner.start([("big", [sys.executable, "-c", "print('x' * 300000)"], None),
+                  ("huge", [sys.executable, "-c", "print('y' * (3 * 1024 * 1024))"], None),
+                  ("small", ["sh", "-c", "echo small"], None)])
+    runner.finish()
+    assert runner.commands["big"]["stdout"] == "x" * 300000 + "\n"
+    assert runner.commands["huge"]["stdout"] == "y" * probe.MAX_OUTPUT_BYTES
+    assert runner.commands["small"]["stdout"] == "small\n"
+    assert all(record["rc"] == 0 for record in runner.commands.values())
+
+
 def test_failing_command_keeps_its_output() -> None:
     record = _probe_object().run(["sh", "-c", "echo out; echo err >&2; exit 3"])
     assert (record["rc"], record["stdout"], record["stderr"]) == (3, "out\n", "err\n")
@@ -435,3 +458,35 @@ def test_only_the_probes_own_plain_interpreter_is_read_in_process(
     assert not runner("/usr/bin/python3-other").own_interpreter()
     monkeypatch.setattr(sys, "argv", [str(PROBE)])  # run as a script: sys.path differs
     assert not here.own_interpreter()
+
+
+# -- its own option parsing (argparse cost a start ~7 ms) --------------------------------------
+
+def test_options() -> None:
+    args = probe.parse_args(["--install-path=/opt/Ascend", "--user", "a", "--user=b", "-o", "f",
+                             "--no-commands", "--timeout", "2.5", "--jobs=3"])
+    assert args["install_path"] == "/opt/Ascend" and args["user"] == ["a", "b"]
+    assert args["output"] == "f" and args["no_commands"] is True
+    assert args["timeout"] == 2.5 and args["jobs"] == 3
+    defaults = probe.parse_args([])
+    assert defaults["python"] == sys.executable and defaults["root"] == "/"
+    assert defaults["install_path"] == probe.DEFAULT_INSTALL_PATH and defaults["user"] == []
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["--bogus"], "unrecognized argument: --bogus"),
+    (["--timeout", "soon"], "--timeout: invalid value 'soon'"),
+    (["--root"], "--root needs a value"),
+    (["--no-commands=yes"], "--no-commands takes no value"),
+])
+def test_bad_options_exit_2_with_the_usage(words: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), *words],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("usage: probe.py") and done.stderr.endswith(message + "\n")
+
+
+def test_help() -> None:
+    done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), "--help"],
+                          capture_output=True, text=True, check=True)
+    assert "--install-path P" in done.stdout and "--user USER" in done.stdout
