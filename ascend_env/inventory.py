@@ -1,5 +1,5 @@
-"""Ansible inventories as the doctor reads them: the hosts matching a pattern, with their
-variables (groups', then their own), read by Ansible's own inventory code.
+"""Ansible inventories as the doctor reads them: the hosts matching a pattern, with the
+variables Ansible gives them (what `ansible-inventory --host` prints), read by its own code.
 
 Importing that code costs ~0.25 s (ansible.constants loads Ansible's whole configuration
 schema), more than the rest of a one-host doctor run. A health check reads the same
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import tempfile
+from datetime import date, time
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,14 @@ CONFIG_FILES = ("ansible.cfg", "~/.ansible.cfg", "/etc/ansible/ansible.cfg")
 # A YAML inventory plugin's configuration names its plugin at the top level; such an
 # inventory is computed (cloud APIs, constructed groups), never a function of its bytes.
 PLUGIN_CONFIG = re.compile(rb"^plugin\s*:", re.MULTILINE)
-# Variable folders beside the inventory: Ansible's vars plugins add them to the inventory's
-# hosts when configured to run at its start (RUN_VARS_PLUGINS=start).
+# Variable folders beside an inventory file or inside an inventory folder: Ansible merges
+# them into its hosts' variables (into the inventory itself when vars plugins are set to run
+# at its start, RUN_VARS_PLUGINS=start).
 VARS_DIRS = ("group_vars", "host_vars")
+# Ansible's types for a vaulted value it could not decrypt (2.19 on; before 2.19).
+VAULTED = ("EncryptedString", "AnsibleVaultEncryptedUnicode")
+NO_VAULT = ("the doctor takes no vault password to decrypt it: keep vaulted values out of "
+            "the inventory's variables, or name the hosts one at a time with --host")
 
 
 def read_inventory(inventory: Path, limit: str | None) -> HostVars:
@@ -55,27 +61,156 @@ def read_inventory(inventory: Path, limit: str | None) -> HostVars:
 
 
 def ansible_hosts(inventory: Path, limit: str | None) -> HostVars:
-    """The hosts and variables, read by Ansible's InventoryManager."""
+    """The hosts and variables, read by Ansible's InventoryManager; where the inventory has
+    group_vars/ or host_vars/, merged by its VariableManager as ansible-inventory merges them."""
     from ansible.inventory.manager import InventoryManager  # noqa: PLC0415 - ~0.25 s
     from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
 
+    folders = vars_folders(inventory)
+    loader = DataLoader()
     try:
-        manager = InventoryManager(loader=DataLoader(), sources=[str(inventory)])
+        manager = InventoryManager(loader=loader, sources=[str(inventory)])
         hosts = manager.list_hosts(limit or "all")
     except Exception as exc:
-        raise UsageError(f"cannot read inventory {inventory}: {exc}") from exc
+        # Vars plugins set to run at the inventory's start read the folders here.
+        why = [str(exc), *_unreadable(folders)]
+        raise UsageError(f"cannot read inventory {inventory}: {'; '.join(why)}") from exc
     if not hosts:
         raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
+    merger = _variable_manager(loader, manager) if folders else None
     out: HostVars = {}
     for host in hosts:
-        variables: dict[str, Any] = {}
-        for group in sorted(host.get_groups(), key=lambda g: (g.depth, g.priority, g.name)):
-            variables.update(group.get_vars())
-        variables.update(host.get_vars())
+        if merger is None:
+            variables: dict[str, Any] = {}
+            for group in sorted(host.get_groups(),
+                                key=lambda g: (g.depth, g.priority, g.name)):
+                variables.update(group.get_vars())
+            variables.update(host.get_vars())
+        else:
+            variables = _merged_vars(merger, host, inventory, folders)
         # Plain JSON types: Ansible's tagged strings and tuples are what a kept answer reads
         # back as, so both paths hand the same values on.
-        out[host.name] = json.loads(json.dumps(variables))
+        out[host.name] = _plain(variables, inventory, host.name, folders)
     return out
+
+
+def vars_folders(inventory: Path) -> list[Path]:
+    """The group_vars/ and host_vars/ that Ansible's host_group_vars plugin reads for this
+    inventory: inside it when it is a folder, beside it otherwise."""
+    base = inventory if inventory.is_dir() else inventory.parent
+    return [base / name for name in VARS_DIRS if (base / name).is_dir()]
+
+
+def _variable_manager(loader: Any, manager: Any) -> Any:
+    from ansible.vars.manager import VariableManager  # noqa: PLC0415 - only with folders
+
+    merger = VariableManager(loader=loader, inventory=manager)
+    # Without a playbook Ansible takes the current directory's group_vars/ and host_vars/
+    # for a playbook's; `install` runs ascend-env's own playbooks, which set no connection
+    # variables, so those would only make the answer depend on where the doctor runs.
+    merger.safe_basedir = False
+    return merger
+
+
+def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path]
+                 ) -> dict[str, Any]:
+    """What `ansible-inventory --host` prints for `host`, plus the magic variables the host
+    itself carries (group_names, inventory_file...), which the folderless path hands on."""
+    from ansible.constants import INTERNAL_STATIC_VARS  # noqa: PLC0415
+
+    try:
+        found = merger.get_vars(host=host, include_hostvars=False, stage="all")
+    except Exception as exc:
+        why = _unreadable(folders) or [str(exc)]
+        raise UsageError(f"cannot read the variables of {host.name} in {inventory}: "
+                         f"{'; '.join(why)}") from exc
+    variables = {k: v for k, v in found.items() if k not in INTERNAL_STATIC_VARS}
+    variables.update((k, v) for k, v in host.get_vars().items() if k in INTERNAL_STATIC_VARS)
+    return variables
+
+
+def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[Path]
+           ) -> dict[str, Any]:
+    """The variables in plain JSON types; a vaulted value, which Ansible leaves encrypted
+    without a vault secret, is a UsageError naming it."""
+    try:
+        plain: dict[str, Any] = json.loads(json.dumps(variables, default=_iso_date))
+    except TypeError as exc:
+        odd = _first_odd(variables, "")
+        if odd is None:
+            raise UsageError(f"cannot read the variables of {host} in {inventory}: {exc}"
+                             ) from exc
+        key, value = odd
+        if type(value).__name__ not in VAULTED:
+            raise UsageError(f"{inventory}: {host}: {key} is a {type(value).__name__}, "
+                             "which the doctor cannot read") from exc
+        sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
+        files = ", ".join(str(p) for p in [*sources, *_files(folders)] if _has_vault(p))
+        where = f" (in {files})" if files else ""
+        raise UsageError(f"{inventory}: {host}: {key} is vaulted{where}, and {NO_VAULT}"
+                         ) from exc
+    return plain
+
+
+def _iso_date(value: object) -> str:
+    """YAML dates and times as ansible-inventory prints them."""
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a JSON type")
+
+
+def _first_odd(value: object, key: str) -> tuple[str, object] | None:
+    """The key path and value of the first value json cannot write, if there is one."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            odd = _first_odd(v, f"{key}.{k}" if key else str(k))
+            if odd is not None:
+                return odd
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            odd = _first_odd(v, f"{key}[{i}]")
+            if odd is not None:
+                return odd
+        return None
+    if value is None or isinstance(value, (str, int, float, date, time)):
+        return None
+    return key, value
+
+
+def _unreadable(folders: list[Path]) -> list[str]:
+    """The variable files Ansible cannot read, and why, for a message (Ansible's own errors
+    for them name no file)."""
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+
+    why = []
+    for path in _files(folders):
+        try:
+            if path.read_bytes().lstrip().startswith(b"$ANSIBLE_VAULT"):
+                why.append(f"{path} is vaulted, and {NO_VAULT}")
+            else:
+                DataLoader().load_from_file(str(path))
+        except Exception as exc:
+            why.append(f"{path}: {exc}")
+    return why
+
+
+def _files(folders: list[Path]) -> list[Path]:
+    """The files in the variable folders that Ansible may read: any directly inside (named
+    after a host or group, whose name may hold dots), YAML or JSON ones below (no hidden
+    files or backups)."""
+    from ansible.constants import YAML_FILENAME_EXTENSIONS  # noqa: PLC0415
+
+    return [path for folder in folders for path in sorted(folder.rglob("*"))
+            if path.is_file() and not path.name.startswith(".") and not path.name.endswith("~")
+            and (path.parent == folder or path.suffix in ("", *YAML_FILENAME_EXTENSIONS))]
+
+
+def _has_vault(path: Path) -> bool:
+    try:
+        return path.is_file() and b"$ANSIBLE_VAULT" in path.read_bytes()
+    except OSError:
+        return False
 
 
 def cache_key(inventory: Path, limit: str | None) -> str | None:

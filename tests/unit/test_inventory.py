@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ansible.parsing.vault import VaultLib, VaultSecret
 
 from ascend_env import inventory
 from ascend_env.errors import UsageError
@@ -49,6 +53,29 @@ def own(hosts: inventory.HostVars) -> inventory.HostVars:
 
 def kept(home: Path) -> list[Path]:
     return sorted((home / ".cache" / "ascend-env" / "inventories").glob("*.json"))
+
+
+def ansible_inventory(path: Path, host: str, tmp_path: Path) -> dict[str, Any]:
+    """Ansible's own answer, run from a folder with no group_vars/ of its own (Ansible would
+    read the current directory's as a playbook's)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    done = subprocess.run([str(Path(sys.executable).parent / "ansible-inventory"), "-i",
+                           str(path), "--host", host], capture_output=True, text=True,
+                          check=True, cwd=elsewhere)
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def vaulted(text: str) -> str:
+    ciphertext: bytes = VaultLib([("default", VaultSecret(b"pw"))]).encrypt(text)
+    return ciphertext.decode()
 
 
 @pytest.mark.parametrize("limit", [None, "rack1:!node02", "node0*", "racks:&rack2"])
@@ -146,4 +173,103 @@ def test_bad_inventories_say_why(home: Path, tmp_path: Path) -> None:
     path.write_text(INI)
     with pytest.raises(UsageError, match=r"no host of .* matches rack9"):
         inventory.read_inventory(path, "rack9")
+    assert kept(home) == []
+
+
+# Each key is set at several levels, so that every step of Ansible's order shows: [all:vars]
+# < [group:vars] < group_vars/all < group_vars/<group> < inventory host vars < host_vars/.
+SITE = """\
+[all:vars]
+ansible_user=inv_all
+ansible_port=2201
+tier=inv_all
+
+[rack1]
+node01 ansible_user=inv_host ansible_port=2204
+node02
+
+[rack1:vars]
+ansible_port=2202
+tier=inv_rack1
+
+[rack2]
+node03
+"""
+
+
+def test_variable_folders_are_merged_as_ansible_merges_them(home: Path, tmp_path: Path
+                                                            ) -> None:
+    path = write(tmp_path / "site" / "hosts.ini", SITE)
+    write(tmp_path / "site" / "group_vars" / "all.yml", """\
+        ansible_user: gv_all
+        ansible_port: 2210
+        tier: gv_all
+        window: 2026-01-31
+        ssh: {args: [-C, -q]}
+        """)
+    write(tmp_path / "site" / "group_vars" / "rack1" / "main.yml",
+          "ansible_user: gv_rack1\nansible_port: 2203\n")
+    write(tmp_path / "site" / "host_vars" / "node01.yml", "ansible_user: hv_node01\n")
+    # The doctor's own directory is no playbook's: its group_vars/ are not the inventory's.
+    write(tmp_path / "group_vars" / "all.yml", "ansible_user: cwd\n")
+    hosts = inventory.read_inventory(path, None)
+    assert list(hosts) == ["node01", "node02", "node03"]
+    for name in hosts:
+        assert own(hosts)[name] == ansible_inventory(path, name, tmp_path)
+    assert {name: (v["ansible_user"], v["ansible_port"], v["tier"])
+            for name, v in hosts.items()} == {
+        "node01": ("hv_node01", 2204, "gv_all"),
+        "node02": ("gv_rack1", 2203, "gv_all"),
+        "node03": ("gv_all", 2210, "gv_all"),
+    }
+    assert hosts["node03"]["window"] == "2026-01-31"
+    assert hosts["node03"]["ssh"] == {"args": ["-C", "-q"]}
+    assert hosts["node01"]["group_names"] == ["rack1"]  # as without folders
+    assert kept(home) == []
+
+
+def test_an_inventory_folder_has_its_variable_folders_inside(home: Path, tmp_path: Path
+                                                             ) -> None:
+    folder = tmp_path / "inventory"
+    write(folder / "hosts", INI)
+    write(folder / "group_vars" / "racks.yml", "ansible_user: admin\n")
+    hosts = inventory.read_inventory(folder, "node01:node04")
+    assert own(hosts) == {name: ansible_inventory(folder, name, tmp_path)
+                          for name in ("node01", "node04")}
+    assert own(hosts)["node01"] == {"ansible_user": "admin", "ansible_port": 2222}
+    assert own(hosts)["node04"]["ansible_user"] == "root"
+    assert kept(home) == []
+
+
+def test_without_variable_folders_no_variable_manager_runs(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible.vars import manager  # noqa: PLC0415 - Ansible's, patched here only
+
+    made: list[object] = []
+    real = manager.VariableManager
+
+    def spy(**kwargs: Any) -> Any:
+        made.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(manager, "VariableManager", spy)
+    path = write(tmp_path / "hosts.ini", INI)
+    hosts = inventory.read_inventory(path, "node04")
+    assert made == []
+    assert len(kept(home)) == 1
+    assert own(hosts) == {"node04": ansible_inventory(path, "node04", tmp_path)}
+    write(tmp_path / "host_vars" / "node04.yml", "ansible_port: 2022\n")
+    assert inventory.read_inventory(path, "node04")["node04"]["ansible_port"] == 2022
+    assert len(made) == 1
+
+
+@pytest.mark.parametrize("text", [
+    vaulted("ansible_user: admin\n"),
+    "ansible_become_password: !vault |\n" + textwrap.indent(vaulted("admin"), "  "),
+])
+def test_vaulted_variables_say_where(home: Path, tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "hosts.ini", INI)
+    secret = write(tmp_path / "group_vars" / "rack2.yml", text)
+    with pytest.raises(UsageError, match=rf"node04.*{re.escape(str(secret))}.*no vault password"):
+        inventory.read_inventory(path, "node04")
     assert kept(home) == []
