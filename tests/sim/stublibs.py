@@ -6,15 +6,12 @@ resolves only once its directory is configured. Compiled once with gcc, cached b
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-from tests.sim.layout import SimError, cache_dir, secure_mkdir
+from tests.sim import gcc
 
 STUB_VERSION = 1
+FLAGS = ("-shared", "-fPIC", "-O1")
 # ACL_ERROR_RT_DEVICE_NOT_FOUND-style failure: a simulated host has no NPU to open.
 NO_DEVICE = 507033
 
@@ -51,35 +48,16 @@ def _source(soname: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _key() -> str:
-    gcc = subprocess.run(["gcc", "-dumpfullversion"], capture_output=True, text=True,
-                         check=False).stdout.strip()
-    blob = f"{STUB_VERSION}|{gcc}|{os.uname().machine}|" + "".join(_source(s) for s in LIBS)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 def ensure_stubs() -> Path:
     """Directory holding every stub .so, built on first use."""
-    if shutil.which("gcc") is None:
-        raise SimError("gcc is not installed: apt-get install -y gcc")
-    out = cache_dir() / f"stublibs-{_key()}"
-    if (out / ".ok").exists():
-        return out
-    tmp = secure_mkdir(cache_dir() / f"tmp-stublibs-{os.getpid()}")
-    for soname in LIBS:
-        src = tmp / (soname + ".c")
-        src.write_text(_source(soname))
-        res = subprocess.run(
-            ["gcc", "-shared", "-fPIC", "-O1", f"-Wl,-soname,{soname}", "-o",
-             str(tmp / soname), str(src)],
-            capture_output=True, text=True, check=False,
-        )
-        if res.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise SimError(f"gcc failed on the {soname} stub: {res.stderr.strip()}")
-        src.unlink()
-    (tmp / ".ok").write_text("")
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
-    return out
+
+    def build(tmp: Path) -> None:
+        for soname in LIBS:
+            src = tmp / (soname + ".c")
+            src.write_text(_source(soname))
+            gcc.run([*FLAGS, f"-Wl,-soname,{soname}", "-o", str(tmp / soname), str(src)],
+                    f"the {soname} stub")
+            src.unlink()
+
+    recipe = f"{STUB_VERSION}|{' '.join(FLAGS)}|" + "".join(_source(s) for s in LIBS)
+    return gcc.cached("stublibs", recipe, build)

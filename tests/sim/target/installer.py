@@ -25,6 +25,11 @@ INSTALL_INFO = Path("/etc/ascend_install.info")
 CANN_INFO = Path("/etc/Ascend/ascend_cann_install.info")
 STATE = Path("/var/lib/ascend-sim/state.json")
 DEFAULT_PATH = "/usr/local/Ascend"
+NPU_SMI = Path("/usr/local/bin/npu-smi")
+# npu-smi's Python part, where its native front (npu_smi_front.c PY_PART) runs it from: a
+# hidden file that is not executable adds no command to the folder.
+NPU_SMI_PY = Path("/usr/local/bin/.npu-smi.py")
+NPU_SMI_CACHE = Path("/var/lib/ascend-sim/npu-smi-cache")
 DRIVER_MODULES = ("drv_pcie_host", "drv_devdrv", "drv_devmng", "drv_davinci_intf",
                   "drv_pcie_hdc_host", "drv_dp_proc_mng", "ascend_event_sched")
 
@@ -210,10 +215,7 @@ class Package:
         dcmi.mkdir(parents=True, exist_ok=True)
         shutil.copy2(HERE / "payload/driver/lib64/driver/libdcmi.so", dcmi / "libdcmi.so")
         (dcmi / "dcmi_interface_api.h").write_text("/* simulated DCMI header */\n")
-        smi = Path("/usr/local/bin/npu-smi")
-        smi.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(HERE / "npu-smi", smi)
-        smi.chmod(0o755)
+        self.install_npu_smi()
         info = read_kv(INSTALL_INFO)
         if mode == "--full" or "UserName" not in info:
             info.update({"UserName": user, "UserGroup": group})
@@ -230,6 +232,18 @@ class Package:
                    "take effect!"
         return "Driver package install success! Reboot needed for installation/upgrade to " \
                "take effect!"
+
+    def install_npu_smi(self) -> None:
+        NPU_SMI.parent.mkdir(parents=True, exist_ok=True)
+        for src, dest, mode in ((HERE / "npu_smi.py", NPU_SMI_PY, 0o644),
+                                (HERE / "npu-smi", NPU_SMI, 0o755)):
+            # Renamed into place: a running npu-smi (a binary) cannot be written over.
+            tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
+            shutil.copy2(src, tmp)
+            tmp.chmod(mode)
+            tmp.replace(dest)
+        # Answers kept by the npu-smi this replaces are keyed by its inputs, not its code.
+        shutil.rmtree(NPU_SMI_CACHE, ignore_errors=True)
 
     def make_nodes(self, user: str, group: str) -> None:
         uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
@@ -266,7 +280,9 @@ class Package:
     def remove_driver(self) -> None:
         shutil.rmtree(self.root / "driver", ignore_errors=True)
         shutil.rmtree("/usr/local/dcmi", ignore_errors=True)
-        Path("/usr/local/bin/npu-smi").unlink(missing_ok=True)
+        NPU_SMI.unlink(missing_ok=True)
+        NPU_SMI_PY.unlink(missing_ok=True)
+        shutil.rmtree(NPU_SMI_CACHE, ignore_errors=True)
         for p in Path("/dev").glob("davinci*"):
             p.unlink()
         for name in ("devmm_svm", "hisi_hdc"):

@@ -1,51 +1,20 @@
-#!/bin/sh
-''':'
-# This file is a POSIX shell script and a Python module at once: sh runs this part, which
-# Python reads as the docstring. See "Kept answers" below.
-set -f
-state=/var/lib/ascend-sim/state.json
-info=/etc/ascend_install.info
-cache=/var/lib/ascend-sim/npu-smi-cache
-base=/usr/local/Ascend
-if [ -r "$info" ]; then
-    while IFS='=' read -r key value || [ -n "$key" ]; do
-        if [ "$key" = Driver_Install_Path_Param ]; then base=$value; fi
-        key=
-    done < "$info"
-fi
-IFS=_
-name="$*"
-unset IFS
-case $name in ''|*[!A-Za-z0-9_.-]*) name= ;; esac
-if [ -n "$name" ]; then
-    NPU_SMI_STAMPED="$state $info $base/driver/version.info $base/firmware/version.info"
-    NPU_SMI_STAMP=$(stat -L --printf '%n:%.9Z:%s:%i ' $NPU_SMI_STAMPED 2>/dev/null)
-    export NPU_SMI_STAMPED NPU_SMI_STAMP
-    if [ -r "$cache/$name.fast" ]; then
-        {
-            IFS= read -r kept
-            IFS= read -r rc
-            if [ "$kept" = "$NPU_SMI_STAMP" ]; then cat; exit "$rc"; fi
-        } < "$cache/$name.fast"
-    fi
-fi
-exec /usr/bin/python3 -S "$0" "$@"
+"""Fake npu-smi's answers, computed from the simulated host's files.
 
-Fake npu-smi, installed by the fake driver at /usr/local/bin/npu-smi inside a host.
-
-Runs on the simulated host with only the standard library. Hardware comes from the host's
-state file; driver and firmware versions from the files the installers wrote, as a real
-npu-smi reads them from the driver. Table shapes are those of ascend-facts.md §4.
+The fake driver installs this at /usr/local/bin/.npu-smi.py inside a host, and its native
+front (npu_smi_front.c) at /usr/local/bin/npu-smi, which runs this with `python3 -S`.
+Only the standard library. Hardware comes from the host's state file; driver and firmware
+versions from the files the installers wrote, as a real npu-smi reads them from the driver.
+Table shapes are those of ascend-facts.md §4.
 
 Kept answers. The probe starts npu-smi a dozen times per host and the simulated hosts share
 the test machine's CPUs (the real npu-smi is a native binary; a Python start costs ~10 ms).
 An answer is kept with everything it was computed from (the arguments and the bytes of every
-file read) and printed again only while all of those are unchanged. The shell part above
-serves a kept answer without starting Python while each input is the same file (inode) with
-the same size and change time (ctime, which no copy, archive or touch can set back); the
-Python part keeps that stamp, computed before it read anything, only when the files it read
-are all stamped.
-'''
+file read) and printed again only while all of those are unchanged. The front serves a kept
+answer without starting Python while the arguments are the same and each input is the same
+file (inode) with the same size and change time (ctime, which no copy, archive or touch can
+set back); this part keeps that stamp, computed by the front before anything was read, only
+when the files it read are all stamped.
+"""
 
 from __future__ import annotations
 
@@ -433,11 +402,11 @@ def cached(argv: list[str]) -> tuple[int, bytes]:
 
 
 def keep_stamped(argv: list[str], rc: int, output: bytes) -> None:
-    """Keep the answer for the shell part too, under the stamp it computed before this
+    """Keep the answer for the native front too, under the stamp it computed before this
     process read anything, when that stamp covers every file read (see the docstring)."""
     stamp, stamped = os.environ.get("NPU_SMI_STAMP"), os.environ.get("NPU_SMI_STAMPED")
     read = {p for p in _READ if not p.startswith(CACHE_DIR + "/")}
-    name = "_".join(argv)  # as the shell part names it, which refuses any other character
+    name = "_".join(argv)  # as the front names it, which refuses any other character
     if stamp is None or stamped is None or not read <= set(stamped.split()) or not name \
             or name.strip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"):
         return
