@@ -40,8 +40,9 @@ PLUGIN_CONFIG = re.compile(rb"^plugin\s*:", re.MULTILINE)
 VARS_DIRS = ("group_vars", "host_vars")
 # Ansible's types for a vaulted value it could not decrypt (2.19 on; before 2.19).
 VAULTED = ("EncryptedString", "AnsibleVaultEncryptedUnicode")
-NO_VAULT = ("the doctor takes no vault password to decrypt it: keep vaulted values out of "
-            "the inventory's variables, or name the hosts one at a time with --host")
+NO_VAULT = ("no vault password is configured to decrypt it: set vault_password_file (or "
+            "vault_identity_list) in ansible.cfg, or ANSIBLE_VAULT_PASSWORD_FILE, as for "
+            "ansible-playbook")
 
 
 def read_inventory(inventory: Path, limit: str | None) -> HostVars:
@@ -68,12 +69,13 @@ def ansible_hosts(inventory: Path, limit: str | None) -> HostVars:
 
     folders = vars_folders(inventory)
     loader = DataLoader()
+    secrets = _vault_secrets(loader, inventory, folders)
     try:
         manager = InventoryManager(loader=loader, sources=[str(inventory)])
         hosts = manager.list_hosts(limit or "all")
     except Exception as exc:
         # Vars plugins set to run at the inventory's start read the folders here.
-        why = [str(exc), *_unreadable(folders)]
+        why = [str(exc), *_unreadable(folders, secrets)]
         raise UsageError(f"cannot read inventory {inventory}: {'; '.join(why)}") from exc
     if not hosts:
         raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
@@ -87,10 +89,10 @@ def ansible_hosts(inventory: Path, limit: str | None) -> HostVars:
                 variables.update(group.get_vars())
             variables.update(host.get_vars())
         else:
-            variables = _merged_vars(merger, host, inventory, folders)
+            variables = _merged_vars(merger, host, inventory, folders, secrets)
         # Plain JSON types: Ansible's tagged strings and tuples are what a kept answer reads
         # back as, so both paths hand the same values on.
-        out[host.name] = _plain(variables, inventory, host.name, folders)
+        out[host.name] = _plain(variables, inventory, host.name, folders, secrets)
     return out
 
 
@@ -112,8 +114,8 @@ def _variable_manager(loader: Any, manager: Any) -> Any:
     return merger
 
 
-def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path]
-                 ) -> dict[str, Any]:
+def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path],
+                 secrets: list[Any]) -> dict[str, Any]:
     """What `ansible-inventory --host` prints for `host`, plus the magic variables the host
     itself carries (group_names, inventory_file...), which the folderless path hands on."""
     from ansible.constants import INTERNAL_STATIC_VARS  # noqa: PLC0415
@@ -121,7 +123,7 @@ def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path]
     try:
         found = merger.get_vars(host=host, include_hostvars=False, stage="all")
     except Exception as exc:
-        why = _unreadable(folders) or [str(exc)]
+        why = _unreadable(folders, secrets) or [str(exc)]
         raise UsageError(f"cannot read the variables of {host.name} in {inventory}: "
                          f"{'; '.join(why)}") from exc
     variables = {k: v for k, v in found.items() if k not in INTERNAL_STATIC_VARS}
@@ -129,12 +131,48 @@ def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path]
     return variables
 
 
-def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[Path]
-           ) -> dict[str, Any]:
-    """The variables in plain JSON types; a vaulted value, which Ansible leaves encrypted
-    without a vault secret, is a UsageError naming it."""
+def _vault_secrets(loader: Any, inventory: Path, folders: list[Path]) -> list[Any]:
+    """The vault passwords Ansible's configuration names (vault_password_file,
+    vault_identity_list), as ansible-playbook reads them for `install`: read only where the
+    inventory holds vaulted text (a password file may be a script), never prompted for."""
+    sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
+    if not any(_has_vault(path) for path in [*sources, *_files(folders)]):
+        return []
+    from ansible import constants as C  # noqa: PLC0415 - Ansible's own name
+    from ansible.parsing.vault import get_file_vault_secret  # noqa: PLC0415
+
+    configured = [*C.DEFAULT_VAULT_IDENTITY_LIST]
+    if C.DEFAULT_VAULT_PASSWORD_FILE:
+        configured.append(C.DEFAULT_VAULT_PASSWORD_FILE)
+    secrets = []
+    for slug in configured:
+        label, _, source = slug.partition("@") if "@" in slug else ("", "", slug)
+        if source in ("prompt", "prompt_ask_vault_pass"):
+            continue  # the doctor runs unattended (health checks, CI)
+        try:
+            secret = get_file_vault_secret(filename=source, vault_id=label or None,
+                                           loader=loader)
+            secret.load()
+        except Exception as exc:
+            raise UsageError(f"cannot read the vault password {source} that Ansible's "
+                             f"configuration names: {exc}") from exc
+        secrets.append((label or C.DEFAULT_VAULT_IDENTITY, secret))
+    loader.set_vault_secrets(secrets)  # whole vaulted files, and values before Ansible 2.19
+    return secrets
+
+
+def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[Path],
+           secrets: list[Any]) -> dict[str, Any]:
+    """The variables in plain JSON types, vaulted values decrypted with the configured vault
+    passwords; one that cannot be is a UsageError naming it."""
+
+    def convert(value: object) -> str:
+        if type(value).__name__ in VAULTED and secrets:
+            return _decrypt(value, secrets, f"{inventory}: {host}")
+        return _iso_date(value)
+
     try:
-        plain: dict[str, Any] = json.loads(json.dumps(variables, default=_iso_date))
+        plain: dict[str, Any] = json.loads(json.dumps(variables, default=convert))
     except TypeError as exc:
         odd = _first_odd(variables, "")
         if odd is None:
@@ -150,6 +188,23 @@ def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[
         raise UsageError(f"{inventory}: {host}: {key} is vaulted{where}, and {NO_VAULT}"
                          ) from exc
     return plain
+
+
+def _decrypt(value: object, secrets: list[Any], where: str) -> str:
+    """An inline `!vault` value in clear (Ansible 2.19 decrypts those through a process-wide
+    context that only its CLIs set up; earlier ones through the loader's secrets)."""
+    from ansible.parsing import vault  # noqa: PLC0415
+
+    helper = getattr(vault, "VaultHelper", None)
+    try:
+        if helper is None:
+            return str(value)
+        ciphertext = helper.get_ciphertext(value, with_tags=False)
+        clear: bytes = vault.VaultLib(secrets=secrets).decrypt(ciphertext)
+        return clear.decode()
+    except Exception as exc:
+        raise UsageError(f"{where}: a vaulted value does not decrypt with the configured "
+                         f"vault password: {exc}") from exc
 
 
 def _iso_date(value: object) -> str:
@@ -178,18 +233,20 @@ def _first_odd(value: object, key: str) -> tuple[str, object] | None:
     return key, value
 
 
-def _unreadable(folders: list[Path]) -> list[str]:
+def _unreadable(folders: list[Path], secrets: list[Any]) -> list[str]:
     """The variable files Ansible cannot read, and why, for a message (Ansible's own errors
     for them name no file)."""
     from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
 
+    loader = DataLoader()
+    loader.set_vault_secrets(secrets)
     why = []
     for path in _files(folders):
         try:
-            if path.read_bytes().lstrip().startswith(b"$ANSIBLE_VAULT"):
+            if not secrets and path.read_bytes().lstrip().startswith(b"$ANSIBLE_VAULT"):
                 why.append(f"{path} is vaulted, and {NO_VAULT}")
             else:
-                DataLoader().load_from_file(str(path))
+                loader.load_from_file(str(path))
         except Exception as exc:
             why.append(f"{path}: {exc}")
     return why

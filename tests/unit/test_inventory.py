@@ -273,3 +273,31 @@ def test_vaulted_variables_say_where(home: Path, tmp_path: Path, text: str) -> N
     with pytest.raises(UsageError, match=rf"node04.*{re.escape(str(secret))}.*no vault password"):
         inventory.read_inventory(path, "node04")
     assert kept(home) == []
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_vaulted_variables_decrypt_with_the_configured_password(
+        home: Path, tmp_path: Path, inline: bool) -> None:
+    # ANSIBLE_VAULT_PASSWORD_FILE read by Ansible's own configuration in a fresh process, as
+    # ansible-playbook reads it for `install`; the doctor asks for nothing.
+    (tmp_path / "pw").write_text("pw\n")
+    path = write(tmp_path / "hosts.ini", INI)
+    text = ("ansible_user: !vault |\n" + textwrap.indent(vaulted("admin"), "  ") if inline
+            else vaulted("ansible_user: admin\n"))
+    write(tmp_path / "group_vars" / "rack2.yml", text)
+    code = ("import json, sys; from pathlib import Path; from ascend_env import inventory; "
+            "print(json.dumps(inventory.read_inventory(Path(sys.argv[1]), 'node04')))")
+    run = [sys.executable, "-c", code, str(path)]
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin",
+           "ANSIBLE_VAULT_PASSWORD_FILE": str(tmp_path / "pw")}
+    done = subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
+    # node04's own ansible_user in the inventory beats group_vars/rack2 (decrypted to see)
+    assert json.loads(done.stdout)["node04"]["ansible_user"] == "root"
+    write(tmp_path / "host_vars" / "node04.yml", text)
+    done = subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
+    assert json.loads(done.stdout)["node04"]["ansible_user"] == "admin"
+    (tmp_path / "pw").write_text("wrong\n")
+    done = subprocess.run(run, capture_output=True, text=True, check=False, cwd=tmp_path, env=env)
+    assert done.returncode != 0 and kept(home) == []
+    wrong = r"UsageError: .*(node04.*does not decrypt|node04.yml: .*[Dd]ecrypt)"
+    assert re.search(wrong, done.stderr), done.stderr[-500:]
