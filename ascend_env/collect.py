@@ -90,7 +90,7 @@ def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
     command = [sys.executable, "-I", "-S", probe.__file__,
                *_probe_args(options, _local_python(options))]
     try:
-        # The probe bounds each command by the timeout and runs 8 at once; this bounds the
+        # The probe bounds each command by the timeout, 16 at once at most; this bounds the
         # whole, should the probe itself hang.
         done = subprocess.run(command, capture_output=True, text=True, check=False,
                               timeout=options.timeout_s * 8 + 60)
