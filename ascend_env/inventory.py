@@ -135,8 +135,7 @@ def _vault_secrets(loader: Any, inventory: Path, folders: list[Path]) -> list[An
     """The vault passwords Ansible's configuration names (vault_password_file,
     vault_identity_list), as ansible-playbook reads them for `install`: read only where the
     inventory holds vaulted text (a password file may be a script), never prompted for."""
-    sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
-    if not any(_has_vault(path) for path in [*sources, *_files(folders)]):
+    if not _vaulted_files(inventory, folders):
         return []
     from ansible import constants as C  # noqa: PLC0415 - Ansible's own name
     from ansible.parsing.vault import get_file_vault_secret  # noqa: PLC0415
@@ -182,8 +181,7 @@ def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[
         if type(value).__name__ not in VAULTED:
             raise UsageError(f"{inventory}: {host}: {key} is a {type(value).__name__}, "
                              "which the doctor cannot read") from exc
-        sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
-        files = ", ".join(str(p) for p in [*sources, *_files(folders)] if _has_vault(p))
+        files = ", ".join(str(p) for p in _vaulted_files(inventory, folders))
         where = f" (in {files})" if files else ""
         raise UsageError(f"{inventory}: {host}: {key} is vaulted{where}, and {NO_VAULT}"
                          ) from exc
@@ -261,6 +259,12 @@ def _files(folders: list[Path]) -> list[Path]:
     return [path for folder in folders for path in sorted(folder.rglob("*"))
             if path.is_file() and not path.name.startswith(".") and not path.name.endswith("~")
             and (path.parent == folder or path.suffix in ("", *YAML_FILENAME_EXTENSIONS))]
+
+
+def _vaulted_files(inventory: Path, folders: list[Path]) -> list[Path]:
+    """The inventory's files, and those of its variable folders, that hold vaulted text."""
+    sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
+    return [path for path in [*sources, *_files(folders)] if _has_vault(path)]
 
 
 def _has_vault(path: Path) -> bool:
