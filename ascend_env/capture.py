@@ -75,6 +75,7 @@ class ProcessInfo(_Raw):
     euid: int | None = None
     gid: int | None = None
     groups: list[int] = Field(default_factory=list)
+    group_names: dict[str, str] = Field(default_factory=dict)  # gid -> name, as `id` shows
     user: str | None = None
     cpu_count: int | None = None
     affinity: list[int] | None = None

@@ -1752,10 +1752,13 @@ class _Builder:
         id_text = self.output(probe.ID)
         if id_text:
             facts.invoking = parse_id(id_text)
-        elif self.c.process.uid is not None:
-            facts.invoking = IdInfo(uid=self.c.process.euid, user=self.c.process.user,
-                                    gid=self.c.process.gid,
-                                    groups={str(g): g for g in self.c.process.groups})
+        elif self.c.process.uid is not None:  # what `id` would print, from the probe itself
+            process, names = self.c.process, self.c.process.group_names
+            primary = [process.gid] if process.gid is not None else []
+            facts.invoking = IdInfo(uid=process.euid, user=process.user, gid=process.gid,
+                                    group=names.get(str(process.gid)),
+                                    groups={names.get(str(g)) or str(g): g
+                                            for g in dict.fromkeys(primary + process.groups)})
         if facts.invoking is not None and facts.driver_group_entry is not None:
             entry = facts.driver_group_entry
             facts.invoking_in_driver_group = (

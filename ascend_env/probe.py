@@ -54,19 +54,23 @@ NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 # Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
 # per-device health pages, which carry the alarm codes.
 UNHEALTHY = re.compile(r"\b(Warning|Alarm|Critical|UNKNOWN)\b", re.IGNORECASE)
-LSPCI = "lspci -D -n -d 19e5:"
+LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
 LDCONFIG = "ldconfig -p"
+# Older probes ran these; os.uname() is the same system call (capture "uname"), and facts.py
+# still reads them from older captures.
 UNAME_R = "uname -r"
 UNAME_M = "uname -m"
 LSCPU = "lscpu -p=CPU,CORE,SOCKET,NODE"
 GETENFORCE = "getenforce"
 SESTATUS = "sestatus"
-ID = "id"
+ID = "id"  # older probes; the probe's own groups, with names, are in "process" now
 ID_USER = "id {user}"
 GETENT_PASSWD = "getent passwd {user}"
 GETENT_GROUP = "getent group {group}"
-LS_LABELS = "ls -Zd"  # followed by the Ascend paths that exist
+# Followed by the Ascend paths that exist; only where SELinux is on (without it every label
+# is "?"). The labels themselves are also in "paths" (the security.selinux attribute).
+LS_LABELS = "ls -Zd"
 # What a login shell gets (profile.d, set_env.sh sourced from profiles): jobs started over
 # ssh or by a scheduler often get that rather than the probe's own environment.
 LOGIN_ENV = "bash -lc 'env -0'"
@@ -537,8 +541,12 @@ class Probe:
             self.listdir(d, keep=lambda n: n.split(".so")[0] + ".so" in ASCEND_SONAMES, why=why)
         self.read_all(["/etc/ld.so.conf", "/etc/ld.so.conf.d/*.conf"])
 
-    def capture_pci(self) -> None:
-        # Only Huawei functions are recorded; a server has a hundred other PCI functions.
+    def capture_pci(self) -> bool:
+        """Huawei's PCI functions from sysfs (a server has a hundred others); False if none.
+
+        That is what `lspci -n` prints, read where lspci reads it: lspci runs (~5 ms) only
+        when sysfs shows none, to tell an absent card from a sysfs the probe cannot see."""
+        found = False
         for vendor_file in self.glob("/sys/bus/pci/devices/*/vendor"):
             try:
                 with open(self.real(vendor_file)) as fh:
@@ -547,10 +555,12 @@ class Probe:
                 continue
             if vendor != HUAWEI_PCI_VENDOR:
                 continue
+            found = True
             device = os.path.dirname(vendor_file)
             for attr in PCI_ATTRS:
                 self.read(device + "/" + attr)
             self.stat(device + "/driver")
+        return found
 
     def capture_cpu(self) -> None:
         self.read_all(["/sys/devices/system/cpu/online", "/sys/devices/system/cpu/present",
@@ -585,8 +595,8 @@ class Probe:
     def first_jobs(self, bases: Sequence[str]) -> List[Job]:
         jobs: List[Job] = [
             (key, shlex.split(key), None)
-            for key in (NPU_SMI_INFO, NPU_SMI_LIST, LSPCI, LSMOD, LDCONFIG, UNAME_R, UNAME_M,
-                        LSCPU, GETENFORCE, SESTATUS, ID, LOGIN_ENV)]
+            for key in (NPU_SMI_INFO, NPU_SMI_LIST, LSMOD, LDCONFIG, LSCPU, GETENFORCE, SESTATUS,
+                        LOGIN_ENV)]
         users = [DRIVER_USER]
         groups = [DRIVER_USER]
         record = _kv(self.files.get("/etc/ascend_install.info", ""))
@@ -604,7 +614,7 @@ class Probe:
         wanted = [*bases, "/dev/davinci_manager", "/usr/local/dcmi", "/usr/local/bin/npu-smi",
                   *self.glob("/dev/davinci[0-9]*")]
         labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
-        if labelled:
+        if labelled and os.path.exists(self.real("/sys/fs/selinux/enforce")):
             jobs.append((LS_LABELS, ["ls", "-Zd", *labelled], None))
         if not self.own_interpreter():
             env = dict(self.command_env)
@@ -663,8 +673,10 @@ class Probe:
             self.capture_install(base)
             self.poll()
         self.capture_libraries(bases)
-        for step in (self.capture_pci, self.capture_cpu, self.capture_devices,
-                     self.capture_files):
+        self.poll()
+        if not self.capture_pci():
+            self.start([(LSPCI, shlex.split(LSPCI), None)])
+        for step in (self.capture_cpu, self.capture_devices, self.capture_files):
             self.poll()
             step()
         if self.commands_enabled and self.own_interpreter():
@@ -742,8 +754,12 @@ def _environment() -> Dict[str, str]:
 
 
 def _process_info() -> Json:
-    info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
-                  "groups": sorted(os.getgroups()), "user": _user_name(os.geteuid()),
+    gid, groups = os.getgid(), sorted(os.getgroups())
+    names = {str(g): _group_name(g) for g in dict.fromkeys([gid, *groups])}
+    info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": gid,
+                  "groups": groups, "user": _user_name(os.geteuid()),
+                  # What `id` prints beside the numbers (read in this process: no `id` to run).
+                  "group_names": {g: name for g, name in names.items() if name is not None},
                   "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
                   "executable": sys.executable}
     affinity = getattr(os, "sched_getaffinity", None)

@@ -4,6 +4,7 @@ the oldest Pythons found here, with a fake npu-smi, and with nothing but the sta
 from __future__ import annotations
 
 import ast
+import grp
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ascend_env import facts as facts_module
 from ascend_env import probe
 from ascend_env.capture import Capture, parse_capture
 from ascend_env.facts import facts_from_capture
@@ -117,13 +119,23 @@ def test_probe_on_this_machine() -> None:
     capture = run_probe()
     assert time.monotonic() - started < 30
     assert capture.schema_ == probe.SCHEMA and capture.host and capture.captured_at
-    for key in (probe.NPU_SMI_INFO, probe.LDCONFIG, probe.UNAME_M, probe.FRAMEWORK_PYTHON):
+    for key in (probe.NPU_SMI_INFO, probe.LDCONFIG, probe.FRAMEWORK_PYTHON):
         assert key in capture.commands
     if shutil.which("npu-smi") is None:
         assert capture.commands[probe.NPU_SMI_INFO].rc == 127
-    assert capture.commands[probe.UNAME_M].stdout.strip() == ARCH
+    # os.uname() and the probe's own ids stand for `uname` and `id`: no command for them.
+    assert not {probe.UNAME_M, probe.UNAME_R, probe.ID} & set(capture.commands)
+    assert capture.uname["machine"] == ARCH
     facts = facts_from_capture(capture)
     assert facts.arch == ARCH
+    assert facts.os is not None and facts.os.kernel == os.uname().release
+    invoking = facts.users.invoking
+    assert invoking is not None and invoking.uid == os.geteuid()
+    assert invoking.group == grp.getgrgid(os.getgid()).gr_name
+    assert invoking.groups == {grp.getgrgid(g).gr_name: g
+                               for g in dict.fromkeys([os.getgid(), *sorted(os.getgroups())])}
+    assert invoking == facts_module.parse_id(subprocess.run(
+        ["id"], capture_output=True, text=True, check=True).stdout)
     assert facts.os is not None and facts.os.id
     if not Path(BASE).exists():
         assert facts.driver is None and facts.firmware is None and facts.cann is None
@@ -194,6 +206,20 @@ def test_probe_reads_a_fake_tree(tmp_path: Path, layout: str) -> None:
     assert lib.on_disk == [f"{BASE}/driver/lib64/driver/libascend_hal.so"]
     assert lib.resolvable is False  # on disk, but neither in the cache nor on the search path
     assert facts.env.set_env_scripts  # the set_env.sh text was captured and read
+
+
+def test_lspci_and_ls_labels_run_only_where_sysfs_needs_them(tmp_path: Path) -> None:
+    """lspci runs only when sysfs shows no Huawei function (it reads the same files), and
+    `ls -Zd` only where SELinux is on (else every label is "?")."""
+    root = make_tree(tmp_path / "root")
+    capture = run_probe("--root", str(root))
+    assert probe.LSPCI not in capture.commands and probe.LS_LABELS not in capture.commands
+    assert [c.address for c in facts_from_capture(capture).pci] == [
+        "0000:c1:00.0", "0000:c2:00.0"]
+    write(root, "/sys/fs/selinux/enforce", "1\n")
+    assert probe.LS_LABELS in run_probe("--root", str(root)).commands
+    empty = run_probe("--root", str(tmp_path / "empty"))
+    assert probe.LSPCI in empty.commands  # no card in sysfs: lspci says whether it sees one
 
 
 def test_probe_with_an_empty_root(tmp_path: Path) -> None:
