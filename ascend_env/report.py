@@ -207,6 +207,13 @@ def _detail_lines(check: CheckResult) -> list[str]:
     return lines
 
 
+def _print_details(console: Console, check: CheckResult, *, indent: int) -> None:
+    """The lines under a check, never wrapped (a fix command stays one line to copy)."""
+    details = "\n".join(" " * indent + line for line in _detail_lines(check))
+    if details:
+        console.print(escape(details), soft_wrap=True)
+
+
 def render_terminal(report: Report, console: Console, *, verbose: bool = False) -> None:
     """One host: checks grouped by category, details under each failure and warning."""
     title = f"[bold]{escape(report.host)}[/bold]"
@@ -232,8 +239,7 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False) 
             console.print(f"    [{colour}]{MARKS[check.status]}[/{colour}] {check.id}: "
                           f"{escape(text)}")
             if check.status in ("fail", "error", "warn") or verbose:
-                for line in _detail_lines(check):
-                    console.print(f"          {escape(line)}", soft_wrap=True)
+                _print_details(console, check, indent=10)
     colour = "red" if report.exit_code() else "green"
     console.print(f"[{colour}]{escape(summary_line(report))}[/{colour}]")
 
@@ -248,6 +254,13 @@ def _cell(checks: list[CheckResult]) -> str:
     if "pass" in statuses:
         return "[green]✓[/green]"
     return "[dim]-[/dim]"
+
+
+def _host_list(hosts: list[str], shown: int = 8) -> str:
+    """`sim1`, `sim1, sim2`, or the first few and how many more (the table names them all)."""
+    if len(hosts) <= shown:
+        return ", ".join(hosts)
+    return f"{', '.join(hosts[:shown - 2])} and {len(hosts) - shown + 2} more hosts"
 
 
 def render_fleet(fleet: FleetReport, console: Console) -> None:
@@ -270,17 +283,24 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
                    no_color=console.no_color, force_terminal=console.is_terminal,
                    color_system=console.color_system)  # type: ignore[arg-type]
     wide.print(table)
+    # A finding shared by several hosts (same check, message and details: hosts installed
+    # alike) is written once, with its hosts: a fleet's report stays as long as its distinct
+    # problems, not hosts x problems. --json keeps every host's own results.
+    findings: dict[tuple[str, ...], tuple[CheckResult, list[str]]] = {}
     for report in fleet.hosts:
         if not report.reachable:
             console.print(f"[red]{escape(report.host)}: unreachable[/red]: "
                           f"{escape(report.error or '')}")
             continue
         for check in report.failed + [c for c in report.checks if c.status == "warn"]:
-            colour = _COLOURS[check.status]
-            console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] {escape(report.host)} "
-                          f"{check.id}: {escape(check.message)}")
-            for line in _detail_lines(check):
-                console.print(f"      {escape(line)}", soft_wrap=True)
+            key = (check.status, check.id, check.message, *_detail_lines(check))
+            findings.setdefault(key, (check, []))[1].append(report.host)
+    # Failures first, warnings after; each in the order the hosts and checks came.
+    for check, hosts in sorted(findings.values(), key=lambda found: found[0].status == "warn"):
+        colour = _COLOURS[check.status]
+        console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] {escape(_host_list(hosts))} "
+                      f"{check.id}: {escape(check.message)}")
+        _print_details(console, check, indent=6)
     counts = fleet.summary or fleet.summarize().summary
     colour = "red" if fleet.exit_code() else "green"
     console.print(f"[{colour}]{counts.get('hosts', 0)} host(s): {counts.get('ok', 0)} ok, "

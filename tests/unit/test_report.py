@@ -113,6 +113,24 @@ def test_fleet_table_marks_unreachable_and_broken_hosts() -> None:
     assert FleetReport(hosts=[_report(broken=False)]).exit_code() == 0
 
 
+def test_fleet_writes_a_finding_shared_by_hosts_once() -> None:
+    """Hosts installed alike fail alike: one block per distinct finding, with its hosts."""
+    alike = [_report(f"node{i:02d}") for i in range(1, 11)]
+    odd = _report("node11")
+    odd.checks[-1] = odd.checks[-1].model_copy(update={"observed": "a broken link"})
+    out = _text(render_fleet, FleetReport(hosts=[*alike, odd], duration_s=1.0).summarize())
+    message = "env.driver-libraries: libascend_hal.so is not on the library path"
+    assert [line for line in out.splitlines() if line.startswith(("[✗]", "[!]"))] == [
+        f"[✗] node01, node02, node03, node04, node05, node06 and 4 more hosts {message}",
+        f"[✗] node11 {message}",
+        "[!] node01, node02, node03, node04, node05, node06 and 5 more hosts devices.free: "
+        "NPU 3 is used by python3",
+    ]
+    assert out.count("why: torch_npu fails") == 2
+    assert "      observed: a broken link" in out and "      observed: not in ldconfig -p" in out
+    assert "11 host(s): 0 ok, 11 failed, 0 unreachable" in out
+
+
 def test_junit_counts_failures_skips_and_unreachable() -> None:
     xml = render_junit([_report(), Report(host="sim3", reachable=False, error="down")])
     root = ET.fromstring(xml)
