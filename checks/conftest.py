@@ -46,14 +46,16 @@ def _context(config: pytest.Config) -> DoctorContext:
     return plugin.context
 
 
-@pytest.fixture
+# `target` is a parameter the doctor's plugin gives every check (a Target: the host, its
+# facts), at session scope: the fixtures below are session-scoped, so each is made once per
+# host (a skip too: every check that takes `driver` skips with the same reason) instead of
+# once per check and host. Those that read the run's context do not take `request`: that
+# costs pytest a signature inspection per check and host (~0.1 ms each).
+
+@pytest.fixture(scope="session")
 def facts(target: Target) -> Facts:
     return target.facts
 
-
-# `target` is a parameter the doctor's plugin gives every check (a Target: the host, its
-# facts). The fixtures below that read the run's context are session-wide: a fixture taking
-# `request` costs pytest a signature inspection per check and host (~0.1 ms each).
 
 @pytest.fixture(scope="session")
 def spec(pytestconfig: pytest.Config) -> EnvSpec | None:
@@ -61,7 +63,7 @@ def spec(pytestconfig: pytest.Config) -> EnvSpec | None:
     return _context(pytestconfig).spec
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def with_spec(spec: EnvSpec | None) -> EnvSpec:
     """The spec, for checks that compare with it; they skip without one."""
     if spec is None:
@@ -80,7 +82,7 @@ def run_users(pytestconfig: pytest.Config) -> tuple[str, ...]:
     return _context(pytestconfig).run_users
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def host(target: Target) -> Any:
     """The testinfra Host of a live target (smoke checks); skips on a saved capture."""
     if target.host is None:
@@ -88,14 +90,14 @@ def host(target: Target) -> Any:
     return target.host
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def driver(facts: Facts) -> DriverFacts:
     if facts.driver is None:
         pytest.skip(NO_DRIVER)
     return facts.driver
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cann(facts: Facts, driver: DriverFacts) -> CannFacts:
     """The installed CANN; checks of it skip when there is no driver to run it on."""
     del driver
@@ -104,7 +106,7 @@ def cann(facts: Facts, driver: DriverFacts) -> CannFacts:
     return facts.cann
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def devices(facts: Facts, driver: DriverFacts) -> list[NpuDevice]:
     """The chips npu-smi reports; skips when npu-smi cannot say."""
     del driver
@@ -115,14 +117,14 @@ def devices(facts: Facts, driver: DriverFacts) -> list[NpuDevice]:
     return facts.devices
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def chip(facts: Facts, spec: EnvSpec | None) -> Chip | None:
     """The chip family: the spec's, else the one the cards show."""
     name = spec.hardware.chip if spec else facts.chip
     return load_chips().get(name) if name else None
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def expected_devices(facts: Facts, spec: EnvSpec | None, chip: Chip | None) -> int | None:
     """NPU devices (davinci nodes) the host should have: the spec's, else what PCI shows."""
     if spec is not None:

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.category("threads"), pytest.mark.level(1)]
 MANAGED = "/etc/profile.d/ascend-env-threads.sh"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def plan(facts: Facts, spec: EnvSpec | None) -> ThreadPlan:
     devices = spec.hardware.devices if spec else None
     return plan_threads(facts, spec.threads if spec else Threads(), devices)
