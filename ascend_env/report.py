@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from ascend_env.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT
 
@@ -244,20 +245,39 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False) 
     console.print(f"[{colour}]{escape(summary_line(report))}[/{colour}]")
 
 
-def _cell(checks: list[CheckResult]) -> str:
+def _cell(checks: list[CheckResult]) -> tuple[str, str]:
+    """A category's cell of the fleet table: its text and style."""
     statuses = {c.status for c in checks}
     failed = sum(1 for c in checks if c.status in ("fail", "error"))
     if failed:
-        return f"[red]✗ {failed}[/red]"
+        return f"✗ {failed}", "red"
     if "warn" in statuses:
-        return "[yellow]![/yellow]"
+        return "!", "yellow"
     if "pass" in statuses:
-        return "[green]✓[/green]"
-    return "[dim]-[/dim]"
+        return "✓", "green"
+    return "-", "dim"
 
 
-def _host_list(hosts: list[str], shown: int = 8) -> str:
-    """`sim1`, `sim1, sim2`, or the first few and how many more (the table names them all)."""
+def _grid(rows: list[list[tuple[str, str]]]) -> Text:
+    """Columns of (text, style) cells, two spaces apart, as one Text: rich's Table measured
+    and rendered each cell on its own (~0.1 ms a cell, 14 columns a host)."""
+    widths = [max(cell_len(row[i][0]) for row in rows) for i in range(len(rows[0]))]
+    out = Text()
+    for row in rows:
+        for i, (text, style) in enumerate(row):
+            out.append(text, style=style or None)
+            if i < len(row) - 1:
+                out.append(" " * (widths[i] - cell_len(text) + 2))
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+def _host_list(hosts: list[str], checked: int, shown: int = 8) -> str:
+    """`sim1`, `sim1, sim2`, `all 12 hosts` (of those checked), or the first few and how many
+    more (the table names them all)."""
+    if len(hosts) == checked > 1:
+        return f"all {checked} hosts"
     if len(hosts) <= shown:
         return ", ".join(hosts)
     return f"{', '.join(hosts[:shown - 2])} and {len(hosts) - shown + 2} more hosts"
@@ -267,22 +287,17 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
     """Hosts x categories, then every failure with its fix, then one line per host."""
     categories = sorted({c.category for r in fleet.hosts for c in r.checks},
                         key=_category_order)
-    table = Table("host", *categories, "verdict", box=None, pad_edge=False)
+    rows = [[(name, "bold") for name in ("host", *categories, "verdict")]]
     for report in fleet.hosts:
         if not report.reachable:
-            table.add_row(escape(report.host), *["[dim]?[/dim]"] * len(categories),
-                          "[red]unreachable[/red]")
+            rows.append([(report.host, ""), *[("?", "dim")] * len(categories),
+                         ("unreachable", "red")])
             continue
         cells = [_cell([c for c in report.checks if c.category == cat]) for cat in categories]
-        verdict = "[red]failed[/red]" if report.failed else "[green]ok[/green]"
-        table.add_row(escape(report.host), *cells, verdict)
-    # Never squeeze the table into a narrow (or piped) terminal: truncated headers read badly.
-    host_width = max([4, *(len(r.host) for r in fleet.hosts)])
-    needed = host_width + 2 + sum(len(c) + 2 for c in categories) + len("unreachable") + 2
-    wide = Console(file=console.file, width=max(console.width, needed), highlight=False,
-                   no_color=console.no_color, force_terminal=console.is_terminal,
-                   color_system=console.color_system)  # type: ignore[arg-type]
-    wide.print(table)
+        rows.append([(report.host, ""), *cells,
+                     ("failed", "red") if report.failed else ("ok", "green")])
+    # Never wrapped into a narrow (or piped) terminal: a folded table reads badly.
+    console.print(_grid(rows), soft_wrap=True)
     # A finding shared by several hosts (same check, message and details: hosts installed
     # alike) is written once, with its hosts: a fleet's report stays as long as its distinct
     # problems, not hosts x problems. --json keeps every host's own results.
@@ -295,11 +310,13 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
         for check in report.failed + [c for c in report.checks if c.status == "warn"]:
             key = (check.status, check.id, check.message, *_detail_lines(check))
             findings.setdefault(key, (check, []))[1].append(report.host)
+    checked = sum(1 for report in fleet.hosts if report.reachable)
     # Failures first, warnings after; each in the order the hosts and checks came.
     for check, hosts in sorted(findings.values(), key=lambda found: found[0].status == "warn"):
         colour = _COLOURS[check.status]
-        console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] {escape(_host_list(hosts))} "
-                      f"{check.id}: {escape(check.message)}")
+        who = escape(_host_list(hosts, checked))
+        console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] {who} {check.id}: "
+                      f"{escape(check.message)}")
         _print_details(console, check, indent=6)
     counts = fleet.summary or fleet.summarize().summary
     colour = "red" if fleet.exit_code() else "green"

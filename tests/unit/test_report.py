@@ -123,12 +123,14 @@ def test_fleet_writes_a_finding_shared_by_hosts_once() -> None:
     assert [line for line in out.splitlines() if line.startswith(("[✗]", "[!]"))] == [
         f"[✗] node01, node02, node03, node04, node05, node06 and 4 more hosts {message}",
         f"[✗] node11 {message}",
-        "[!] node01, node02, node03, node04, node05, node06 and 5 more hosts devices.free: "
-        "NPU 3 is used by python3",
+        "[!] all 11 hosts devices.free: NPU 3 is used by python3",
     ]
     assert out.count("why: torch_npu fails") == 2
     assert "      observed: a broken link" in out and "      observed: not in ldconfig -p" in out
     assert "11 host(s): 0 ok, 11 failed, 0 unreachable" in out
+    every = _text(render_fleet, FleetReport(hosts=[*alike[:3], Report(
+        host="gone", reachable=False, error="timed out")], duration_s=1.0).summarize())
+    assert f"[✗] all 3 hosts {message}" in every and "gone: unreachable: timed out" in every
 
 
 def test_junit_counts_failures_skips_and_unreachable() -> None:
