@@ -121,6 +121,7 @@ class DoctorPlugin:
         self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
         self._started: dict[str, float] = {}
         self._info: dict[pytest.Item, CheckInfo] = {}  # read once per item, at selection
+        self._checks: dict[Any, CheckInfo] = {}  # by check function: the same for every host
         self.collect_errors: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -131,9 +132,27 @@ class DoctorPlugin:
         if not hasattr(session.config.option, "tbstyle"):
             session.config.option.tbstyle = "line"
 
+    def _check_info(self, node: pytest.Item) -> CheckInfo:
+        function = getattr(node, "function", None)
+        info = self._checks.get(function)
+        if info is None:
+            info = self._checks[function] = check_info(node)
+        return info
+
+    def _wanted(self, info: CheckInfo) -> bool:
+        # Image-scope checks (checks/test_image.py) run only when `image build|validate`
+        # hands an image context (ascend_env/image_facts.py); a host never lists them.
+        image_only = info.category == "image" and getattr(self.context, "scope", None) is None
+        return info.level <= self.context.level and selected(info, self.context.only) \
+            and not image_only
+
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "target" in metafunc.fixturenames:
             targets = self.context.targets
+            # A check this run leaves out (its level, --only) gets one item, deselected
+            # below, not one per host.
+            if not self._wanted(self._check_info(metafunc.definition)):
+                targets = targets[:1]
             # Session scope: a host's checks run together and the fixtures of checks/conftest.py
             # are made once per host, not per check and host (~17% of the suite's work).
             metafunc.parametrize("target", targets, ids=[t.name for t in targets],
@@ -144,22 +163,19 @@ class DoctorPlugin:
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         seen: dict[str, str] = {}
+        listed: dict[CheckInfo, None] = {}  # in collection order, once each
         for item in items:
-            info = self._info[item] = check_info(item)
+            info = self._info[item] = self._check_info(item)
             previous = seen.setdefault(info.id, item.nodeid.split("[")[0])
             if previous != item.nodeid.split("[")[0]:
                 raise UsageError(f"check id {info.id} is used twice: {previous} and "
                                  f"{item.nodeid}")
-            # Image-scope checks (checks/test_image.py) run only when `image build|validate`
-            # hands an image context (ascend_env/image_facts.py); a host never lists them.
-            image_only = info.category == "image" and getattr(self.context, "scope", None) is None
-            if info.level <= self.context.level and selected(info, self.context.only) \
-                    and not image_only:
+            if self._wanted(info):
                 keep.append(item)
-                if info not in self.checks:
-                    self.checks.append(info)
+                listed.setdefault(info)
             else:
                 drop.append(item)
+        self.checks = list(listed)
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
