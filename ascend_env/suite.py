@@ -296,21 +296,23 @@ def _quiet_pytest_env() -> Iterator[None]:
 
 
 # pytest's built-in plugins that a doctor run has no use for: reporting (the plugin builds
-# the report), log and output capture, per-test fixtures no check takes, the end-of-run
-# hunt for unraisable exceptions, whose gc.collect() alone cost ~50 ms per run, and the
-# warnings plugin, which records warnings around every check and host (~10% of a fleet's
-# suite time) for a summary nobody prints.
+# the report), log and output capture (output goes where it would with -s; ~5% of the
+# suite's work, hooked around every phase of every check and host), per-test fixtures no
+# check takes, the end-of-run hunt for unraisable exceptions, whose gc.collect() alone cost
+# ~50 ms per run, the warnings plugin, which records warnings around every check and host
+# (~10% of a fleet's suite time) for a summary nobody prints, and skip/xfail marks, which
+# no check carries (a check skips through pytest.skip(); test_suite_protocol.py keeps it so).
 UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "junitxml", "pastebin", "doctest",
                   "logging", "faulthandler", "unraisableexception", "threadexception",
                   "legacypath", "tmpdir", "monkeypatch", "recwarn", "setuponly", "setupplan",
-                  "debugging", "python_path", "unittest", "warnings")
+                  "debugging", "python_path", "unittest", "warnings", "capture", "skipping")
 
 
 def pytest_args(checks: Path, *extra: str) -> list[str]:
     """How the suite is run: its own ini, plain asserts (a Finding stays an object), silent."""
     disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
     return [str(checks), "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
-            "--import-mode=importlib", "--assert=plain", *disabled, "-s", *extra]
+            "--import-mode=importlib", "--assert=plain", *disabled, *extra]
 
 
 def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:

@@ -44,3 +44,21 @@ def test_lean_run_gives_the_results_of_pytests_protocol() -> None:
     assert any(m.startswith("error setting up the check: AttributeError") for m in messages)
     assert any(m.startswith("error running the check: AttributeError") for m in messages)
     assert all(len(results) > 20 for results in lean.values())
+
+
+def test_no_check_carries_a_skip_or_xfail_mark() -> None:
+    """The doctor runs the suite without pytest's skipping plugin (suite.UNUSED_PLUGINS):
+    a skip/skipif/xfail mark would be ignored there, so checks skip through pytest.skip()."""
+    marked = []
+
+    class Marks:
+        @staticmethod
+        def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+            marked.extend(item.nodeid for item in items for name in ("skip", "skipif", "xfail")
+                          if item.get_closest_marker(name) is not None)
+
+    with _quiet_pytest_env():
+        code = pytest.main([str(shipped_dir("checks")), "-p", "no:cacheprovider",
+                            "--collect-only", "-q"], plugins=[Marks()])
+    assert code == pytest.ExitCode.OK
+    assert marked == []
