@@ -49,7 +49,7 @@ def test_lean_run_gives_the_results_of_pytests_protocol() -> None:
 def test_no_check_carries_a_skip_or_xfail_mark() -> None:
     """The doctor runs the suite without pytest's skipping plugin (suite.UNUSED_PLUGINS):
     a skip/skipif/xfail mark would be ignored there, so checks skip through pytest.skip()."""
-    marked = []
+    marked: list[str] = []
 
     class Marks:
         @staticmethod
