@@ -141,13 +141,14 @@ def probe_program() -> str:
     def packed(data: bytes, level: int) -> str:
         return base64.b64encode(zlib.compress(data, level)).decode()
 
+    # binascii, not base64: base64 imports re (and enum), which the probe does without.
     magic = base64.b64encode(importlib.util.MAGIC_NUMBER).decode()
-    return ("import base64,marshal,zlib\n"
+    return ("import binascii,marshal,zlib\n"
             "try:\n from _frozen_importlib_external import MAGIC_NUMBER as m\n"
             "except ImportError:\n m=None\n"
-            f'if m==base64.b64decode("{magic}"):\n'
-            f' exec(marshal.loads(zlib.decompress(base64.b64decode("{packed(compiled, 1)}"))))\n'
-            f'else:\n exec(zlib.decompress(base64.b64decode("{packed(source, 6)}")))\n')
+            f'if m==binascii.a2b_base64("{magic}"):\n'
+            f' exec(marshal.loads(zlib.decompress(binascii.a2b_base64("{packed(compiled, 1)}"))))\n'
+            f'else:\n exec(zlib.decompress(binascii.a2b_base64("{packed(source, 6)}")))\n')
 
 
 def remote_command(options: ProbeOptions) -> str:

@@ -10,19 +10,11 @@ interpretation lives in ascend_env/facts.py (DESIGN.md, "Capture raw, parse cent
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import grp
-import io
-import json
 import os
 import pwd
-import re
 import selectors
-import shlex
-import signal
 import stat
-import subprocess
 import sys
 import time
 
@@ -30,10 +22,13 @@ import time
 # check: it imports only what it uses (argparse, concurrent.futures with logging, socket,
 # shutil and typing doubled its start-up, ~30 ms of CPU where ~11 ms do) and runs its
 # commands from this one thread (a pool's threads cost ~3x the CPU to start the same
-# commands). TYPE_CHECKING is False at run time; mypy reads the block.
+# commands). It starts them with os.posix_spawn, matches paths and writes its JSON itself:
+# subprocess (threading, locale, signal's enums), glob, shlex and json (both with re and
+# enum) cost another ~10 ms a host, a fifth of a probe. TYPE_CHECKING is False at run time;
+# mypy reads the block.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
     Json = Dict[str, Any]
     Job = Tuple[str, List[str], Optional[Dict[str, str]]]
@@ -53,7 +48,8 @@ NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
 NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 # Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
 # per-device health pages, which carry the alarm codes.
-UNHEALTHY = re.compile(r"\b(Warning|Alarm|Critical|UNKNOWN)\b", re.IGNORECASE)
+UNHEALTHY = ("warning", "alarm", "critical", "unknown")
+SIGKILL = 9  # on every Linux architecture (the signal module would import enum for it)
 LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
 LDCONFIG = "ldconfig -p"
@@ -110,8 +106,9 @@ MOUNT_WORDS = ("Ascend", "davinci", "dcmi", "npu-smi", "hccn", "devmm", "hisi_hd
 # *.egg-info folder, or an egg-info file, in each sys.path entry): importing
 # importlib.metadata (email, zipfile, csv) tripled the snippet's time, to ~65 ms a host.
 # Written for Python 3.6+ because a framework environment may be older than the probe's.
-DISTRIBUTIONS_SNIPPET = r"""
-import json, os, sys
+# The probe's own interpreter runs DISTRIBUTIONS_CODE and encodes `out` itself.
+DISTRIBUTIONS_CODE = r"""
+import os, sys
 out = {"executable": sys.executable, "version": sys.version.split()[0],
        "prefix": sys.prefix, "path": sys.path, "distributions": []}
 for entry in sys.path:
@@ -139,8 +136,71 @@ for entry in sys.path:
             continue
         if fields.get("Name"):
             out["distributions"].append([fields["Name"], fields.get("Version", ""), where])
-print(json.dumps(out))
 """
+DISTRIBUTIONS_SNIPPET = DISTRIBUTIONS_CODE + "import json\nprint(json.dumps(out))\n"
+# `LOGIN_ENV` quotes its script; every other key is its argv, split on spaces.
+ARGV = {LOGIN_ENV: ["bash", "-lc", "env -0"]}
+
+
+def _argv(key: str) -> List[str]:
+    return ARGV.get(key) or key.split()
+
+
+SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                 "\b": "\\b", "\f": "\\f"}
+
+
+def _ascii_quote(text: str) -> str:
+    """A JSON string literal, non-ASCII escaped (as json.dumps writes it)."""
+    out = []
+    for c in text:
+        code = ord(c)
+        if c in SHORT_ESCAPES:
+            out.append(SHORT_ESCAPES[c])
+        elif 0x20 <= code < 0x7F:
+            out.append(c)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF)))
+        else:
+            out.append("\\u%04x" % code)
+    return '"' + "".join(out) + '"'
+
+
+try:  # CPython's C version of the same, which json.dumps itself calls
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - other interpreters
+    _quote = _ascii_quote
+
+
+def _json(value: Any, indent: Optional[int] = None, sort_keys: bool = False,
+          depth: int = 0) -> str:
+    """json.dumps(value, indent=indent, sort_keys=sort_keys) for the probe's plain data
+    (dicts with string keys, lists, strings, numbers, booleans, None)."""
+    if isinstance(value, str):
+        return _quote(value)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):  # durations and timeouts: always finite
+        return float.__repr__(value)
+    if isinstance(value, dict):
+        items = sorted(value.items()) if sort_keys else list(value.items())
+        parts = [_quote(str(k)) + ": " + _json(v, indent, sort_keys, depth + 1)
+                 for k, v in items]
+        opening, closing = "{", "}"
+    elif isinstance(value, (list, tuple)):
+        parts = [_json(v, indent, sort_keys, depth + 1) for v in value]
+        opening, closing = "[", "]"
+    else:
+        raise TypeError("not JSON: %r" % type(value).__name__)
+    if not parts:
+        return opening + closing
+    if indent is None:
+        return opening + ", ".join(parts) + closing
+    pad = "\n" + " " * (indent * (depth + 1))
+    return opening + pad + ("," + pad).join(parts) + "\n" + " " * (indent * depth) + closing
 
 def _now() -> str:
     """UTC, to the second, as datetime's isoformat writes it (datetime costs an import)."""
@@ -154,28 +214,106 @@ def _decode(data: Optional[bytes], limit: int = MAX_OUTPUT_BYTES) -> str:
 
 
 class _Running:
-    """A started command, its output read by the probe's thread as it comes."""
+    """A started command (its own session: a timeout kills the whole tree), its output read
+    by the probe's thread as it comes."""
 
-    def __init__(self, key: str, record: Json, proc: subprocess.Popen[bytes],
+    def __init__(self, key: str, record: Json, started: Tuple[int, int, int],
                  timeout: float) -> None:
         self.key = key
         self.record = record
-        self.proc = proc
+        self.pid, out, err = started
+        self.returncode: Optional[int] = None
         self.started = time.monotonic()
         self.deadline = self.started + timeout
         self.killed = False
-        self.pipes: List[IO[bytes]] = [pipe for pipe in (proc.stdout, proc.stderr) if pipe]
+        self.stdout = out
+        self.pipes: List[int] = [out, err]
         self.out: List[bytes] = []
         self.err: List[bytes] = []
         self.kept = {"out": 0, "err": 0}
 
-    def take(self, pipe: IO[bytes], data: bytes) -> None:
+    def take(self, pipe: int, data: bytes) -> None:
         """Keep up to the record's limit; the rest is read and dropped (a writer blocked on a
         full pipe would never exit)."""
-        which = "out" if pipe is self.proc.stdout else "err"
+        which = "out" if pipe == self.stdout else "err"
         if self.kept[which] <= MAX_OUTPUT_BYTES:
             (self.out if which == "out" else self.err).append(data)
             self.kept[which] += len(data)
+
+    def poll(self) -> Optional[int]:
+        """The exit status once it has ended (-N: killed by signal N), without waiting."""
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = self.pid, 0
+            if pid:
+                self.returncode = (os.WEXITSTATUS(status) if os.WIFEXITED(status)
+                                   else -os.WTERMSIG(status) if os.WIFSIGNALED(status)
+                                   else status)
+        return self.returncode
+
+
+def _start(exe: str, argv: Sequence[str], env: Dict[str, str]) -> Tuple[int, int, int]:
+    """Start `argv` in a session of its own with stdin from /dev/null: (pid, stdout, stderr)
+    read ends. os.pipe's ends are not inherited; the child gets its two through dup2."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    try:
+        try:
+            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setsid=True)
+        except NotImplementedError:  # a C library without POSIX_SPAWN_SETSID: a group
+            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setpgroup=0)
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return pid, out_r, err_r
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """fnmatch's `*`, `?` and `[...]` (ranges, `!`) for one path component, as glob matches
+    them: a leading dot only by a leading dot."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return _match_from(name, 0, pattern, 0)
+
+
+def _match_from(name: str, i: int, pattern: str, j: int) -> bool:
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "*":
+            rest = j + 1
+            return any(_match_from(name, k, pattern, rest) for k in range(i, len(name) + 1))
+        if i >= len(name):
+            return False
+        if c == "[":
+            end = pattern.find("]", j + 2 if pattern[j + 1:j + 2] != "!" else j + 3)
+            if end > 0:
+                inner = pattern[j + 1:end]
+                negate = inner.startswith("!")
+                inner = inner[1:] if negate else inner
+                hit, k = False, 0
+                while k < len(inner):
+                    if k + 2 < len(inner) and inner[k + 1] == "-":
+                        hit = hit or inner[k] <= name[i] <= inner[k + 2]
+                        k += 3
+                    else:
+                        hit = hit or inner[k] == name[i]
+                        k += 1
+                if hit == negate:
+                    return False
+                i, j = i + 1, end + 1
+                continue
+        if c != "?" and c != name[i]:
+            return False
+        i, j = i + 1, j + 1
+    return i == len(name)
 
 
 class Probe:
@@ -213,9 +351,22 @@ class Probe:
         return self.root + path
 
     def glob(self, pattern: str) -> List[str]:
-        """Logical paths (without the root prefix) matching `pattern`, sorted."""
-        found = glob.glob(glob.escape(self.root) + pattern) if self.root else glob.glob(pattern)
-        return sorted(p[len(self.root):] for p in found)
+        """Logical paths (without the root prefix) matching the absolute `pattern`, sorted;
+        a component without `*?[` is taken as it is, as glob.glob does."""
+        found = [""]
+        for part in pattern.strip("/").split("/"):
+            if not any(c in part for c in "*?["):
+                found = [path + "/" + part for path in found]
+                continue
+            matched = []
+            for path in found:
+                try:
+                    names = os.listdir(self.real(path) or "/")
+                except OSError:
+                    continue
+                matched += [path + "/" + name for name in names if _matches(name, part)]
+            found = matched
+        return sorted(path for path in found if os.path.lexists(self.real(path)))
 
     def read(self, path: str, limit: int = MAX_FILE_BYTES,
              keep: Optional[Callable[[str], bool]] = None, why: str = "") -> Optional[str]:
@@ -382,14 +533,12 @@ class Probe:
             try:
                 # A session of its own lets a timeout kill the whole tree (npu-smi can hang
                 # inside the driver).
-                proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=env or self.command_env, start_new_session=True)
+                started = _start(exe, [exe, *argv[1:]], env or self.command_env)
             except OSError as exc:
                 record.update(rc=126, stderr="%s: %s" % (type(exc).__name__, exc))
                 self._record(key, record)
                 continue
-            command = _Running(key, record, proc, self.timeout)
+            command = _Running(key, record, started, self.timeout)
             for pipe in command.pipes:
                 self.selector.register(pipe, selectors.EVENT_READ, command)
             self.running.append(command)
@@ -410,36 +559,39 @@ class Probe:
                 command = ready.data
                 data = os.read(ready.fd, 65536)
                 if data:
-                    command.take(ready.fileobj, data)
+                    command.take(ready.fd, data)
                 else:
-                    self._close(command, ready.fileobj)
+                    self._close(command, ready.fd)
         elif wait:
             time.sleep(wait)
         now = time.monotonic()
         for command in list(self.running):
-            if not command.pipes and command.proc.poll() is not None:
+            if not command.pipes and command.poll() is not None:
                 self._settle(command)
             elif now >= command.deadline:
                 if command.killed:  # a grandchild outside the group keeps the pipes open
                     for pipe in list(command.pipes):
                         self._close(command, pipe)
-                    command.proc.poll()  # no wait: a child stuck in the driver never ends
+                    command.poll()  # no wait: a child stuck in the driver never ends
                     self._settle(command)
                 else:
-                    with contextlib.suppress(OSError):
-                        os.killpg(command.proc.pid, signal.SIGKILL)
+                    # Not contextlib.suppress: contextlib costs the probe an import.
+                    try:  # noqa: SIM105
+                        os.killpg(command.pid, SIGKILL)
+                    except OSError:  # it ended meanwhile
+                        pass
                     command.killed = True
                     command.deadline = now + 2.0
 
-    def _close(self, command: _Running, pipe: Any) -> None:
+    def _close(self, command: _Running, pipe: int) -> None:
         self.selector.unregister(pipe)
-        pipe.close()
+        os.close(pipe)
         command.pipes.remove(pipe)
 
     def _settle(self, command: _Running) -> None:
         self.running.remove(command)
         record = command.record
-        record.update(rc=command.proc.returncode, stdout=_decode(b"".join(command.out)),
+        record.update(rc=command.returncode, stdout=_decode(b"".join(command.out)),
                       stderr=_decode(b"".join(command.err)),
                       duration_s=round(time.monotonic() - command.started, 3))
         if command.killed:
@@ -594,7 +746,7 @@ class Probe:
 
     def first_jobs(self, bases: Sequence[str]) -> List[Job]:
         jobs: List[Job] = [
-            (key, shlex.split(key), None)
+            (key, _argv(key), None)
             for key in (NPU_SMI_INFO, NPU_SMI_LIST, LSMOD, LDCONFIG, LSCPU, GETENFORCE, SESTATUS,
                         LOGIN_ENV)]
         users = [DRIVER_USER]
@@ -603,14 +755,11 @@ class Probe:
         users.append(record.get("UserName", DRIVER_USER))
         groups.append(record.get("UserGroup", DRIVER_USER))
         for user in dict.fromkeys(users):
-            key = GETENT_PASSWD.format(user=user)
-            jobs.append((key, shlex.split(key), None))
+            jobs.append((GETENT_PASSWD.format(user=user), ["getent", "passwd", user], None))
         for group in dict.fromkeys(groups):
-            key = GETENT_GROUP.format(group=group)
-            jobs.append((key, shlex.split(key), None))
+            jobs.append((GETENT_GROUP.format(group=group), ["getent", "group", group], None))
         for user in self.users:
-            key = ID_USER.format(user=user)
-            jobs.append((key, shlex.split(key), None))
+            jobs.append((ID_USER.format(user=user), ["id", user], None))
         wanted = [*bases, "/dev/davinci_manager", "/usr/local/dcmi", "/usr/local/bin/npu-smi",
                   *self.glob("/dev/davinci[0-9]*")]
         labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
@@ -634,15 +783,14 @@ class Probe:
         """The distributions snippet run in this interpreter (a framework in the system
         Python, as in the vendor's images): the record a second start (~20 ms) would give."""
         started = time.monotonic()
-        out = io.StringIO()
+        space: Json = {"__name__": "distributions"}
         try:
-            with contextlib.redirect_stdout(out):
-                exec(DISTRIBUTIONS_SNIPPET, {"__name__": "distributions"})
-            rc, err = 0, ""
+            exec(DISTRIBUTIONS_CODE, space)
+            rc, out, err = 0, _json(space["out"]) + "\n", ""
         except Exception as exc:  # reported as the interpreter would have, never fatal
-            rc, err = 1, "%s: %s" % (type(exc).__name__, exc)
+            rc, out, err = 1, "", "%s: %s" % (type(exc).__name__, exc)
         return {"argv": [self.python, "-c", DISTRIBUTIONS_SNIPPET], "rc": rc,
-                "stdout": out.getvalue() if rc == 0 else "", "stderr": err,
+                "stdout": out, "stderr": err,
                 "duration_s": round(time.monotonic() - started, 3)}
 
     def npu_jobs(self) -> List[Job]:
@@ -653,14 +801,14 @@ class Probe:
         # The health pages only add error codes to what the `info` table already says; when
         # every NPU there is OK they are skipped (two npu-smi starts fewer per device).
         table = self.commands.get(NPU_SMI_INFO)
-        all_ok = bool(table and table["rc"] == 0 and not UNHEALTHY.search(table["stdout"]))
+        all_ok = bool(table and table["rc"] == 0 and not _words(table["stdout"]) & set(UNHEALTHY))
         jobs: List[Job] = []
         for npu, chips in _npu_ids(listing["stdout"]):
             keys = [NPU_SMI_BOARD.format(npu=npu)]
             if not all_ok:
                 keys.append(NPU_SMI_HEALTH.format(npu=npu))
                 keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
-            jobs += [(key, shlex.split(key), None) for key in keys]
+            jobs += [(key, _argv(key), None) for key in keys]
         return jobs
 
     def capture(self) -> Json:
@@ -675,7 +823,7 @@ class Probe:
         self.capture_libraries(bases)
         self.poll()
         if not self.capture_pci():
-            self.start([(LSPCI, shlex.split(LSPCI), None)])
+            self.start([(LSPCI, _argv(LSPCI), None)])
         for step in (self.capture_cpu, self.capture_devices, self.capture_files):
             self.poll()
             step()
@@ -709,6 +857,11 @@ class Probe:
         }
         doc["duration_s"] = round(time.monotonic() - started, 3)
         return doc
+
+
+def _words(text: str) -> Set[str]:
+    """The words of `text`, lower-cased (what a regex's \\b...\\b would find)."""
+    return set("".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split())
 
 
 def _kv(text: str) -> Dict[str, str]:
@@ -839,7 +992,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     probe = Probe(root=args["root"], install_path=args["install_path"].rstrip("/") or "/",
                   python=args["python"], timeout=args["timeout"],
                   commands=not args["no_commands"], jobs=args["jobs"], users=args["user"])
-    text = json.dumps(probe.capture(), indent=1, sort_keys=True)
+    text = _json(probe.capture(), indent=1, sort_keys=True)
     if args["output"]:
         with open(args["output"], "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

@@ -1,15 +1,26 @@
-"""collect.py without hosts: the ssh command line testinfra builds for a target."""
+"""collect.py without hosts: the ssh command line testinfra builds for a target, and the
+program that carries the probe to it."""
 
 from __future__ import annotations
 
+import binascii
+import importlib.util
+import marshal
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ascend_env.collect import control_path, resolve_hosts
+from ascend_env import probe
+from ascend_env.capture import parse_capture
+from ascend_env.collect import control_path, probe_program, resolve_hosts
+from tests.unit.test_probe import OLD_PYTHONS, make_tree
 
 
 @pytest.fixture
@@ -57,3 +68,26 @@ def test_no_control_path_where_the_socket_name_would_not_fit(short_tmp: Path) ->
     tmp_path = short_tmp
     assert control_path(str(tmp_path / ("x" * 80))) is None
     assert control_path(str(tmp_path / "cp")) == f"{tmp_path}/cp/ae-%C"
+
+
+def test_the_probe_program_carries_its_compiled_code_and_its_source() -> None:
+    """The compiled code for an interpreter of this one's bytecode, the source for others."""
+    program = probe_program()
+    blobs = re.findall(r'a2b_base64\("([^"]+)"\)', program)
+    magic, compiled, source = (binascii.a2b_base64(b) for b in blobs)
+    assert magic == importlib.util.MAGIC_NUMBER
+    assert zlib.decompress(source) == Path(probe.__file__).read_bytes()
+    code = marshal.loads(zlib.decompress(compiled))
+    assert code.co_code == compile(zlib.decompress(source), probe.__file__, "exec").co_code
+    assert "base64" not in program.split("\n")[0]  # base64 would import re for the probe
+
+
+@pytest.mark.parametrize("python", [sys.executable, *OLD_PYTHONS[:1]])
+def test_the_probe_program_runs_here_and_under_another_python(python: str,
+                                                              tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "root")
+    done = subprocess.run([python, "-c", probe_program(), "--root", str(root), "--no-commands"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    capture = parse_capture(done.stdout, where=python)
+    assert capture.root == str(root) and "/etc/os-release" in capture.files

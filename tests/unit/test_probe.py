@@ -4,6 +4,8 @@ the oldest Pythons found here, with a fake npu-smi, and with nothing but the sta
 from __future__ import annotations
 
 import ast
+import fnmatch
+import glob
 import grp
 import json
 import os
@@ -381,6 +383,11 @@ def test_probe_loads_nothing_outside_the_standard_library(tmp_path: Path) -> Non
                for m in re.finditer(r"^import time:.*\|\s*(\S+)\s*$", result.stderr, re.M)}
     assert modules and modules <= sys.stdlib_module_names | {"encodings"}, (
         modules - sys.stdlib_module_names)
+    # What the probe does without (a fifth of its CPU a host): subprocess and its threading,
+    # re and enum (through json, shlex, glob), argparse, logging.
+    heavy = {"subprocess", "threading", "re", "enum", "json", "shlex", "glob", "argparse",
+             "logging", "concurrent", "socket", "typing"}
+    assert not modules & heavy, modules & heavy
 
 
 def _old_pythons() -> list[str]:
@@ -516,3 +523,58 @@ def test_help() -> None:
     done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), "--help"],
                           capture_output=True, text=True, check=True)
     assert "--install-path P" in done.stdout and "--user USER" in done.stdout
+
+
+# -- the probe's own path matching and health words (no re, glob or fnmatch there) ------------
+
+NAMES = ["davinci0", "davinci12", "davinci_manager", "vdavinci3", ".hidden", "cann-8.5.0",
+         "cann", "a]b", "x-y", "ascend_toolkit_install.info", "8.0.0", "latest", "!bang", ""]
+PATTERNS = ["*", "davinci[0-9]*", "vdavinci[0-9]*", "cann-*", "ascend_*_install.info", "?",
+            "[!d]*", "[a-c]*", "*[0-9]", "a[]]b", "[!]]*", "x[-]y", "[", "a[b", ".*", "*.*",
+            "d?vinci*", "**", "[0-9].*.*", "!*"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_component_matching_is_fnmatchs(pattern: str) -> None:
+    for name in NAMES:
+        expected = fnmatch.fnmatchcase(name, pattern) and not (
+            name.startswith(".") and not pattern.startswith("."))
+        assert probe._matches(name, pattern) is expected, (name, pattern)
+
+
+def test_probe_glob_is_glob_glob(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "root")
+    write(root, "/dev/.davinci9", "")
+    (root / "dev" / "davinci7").symlink_to("/nowhere")  # broken links are listed, as by glob
+    finder = probe.Probe(root=str(root), install_path=BASE, python=sys.executable, timeout=5,
+                         commands=False, jobs=1, users=[])
+    for pattern in ("/dev/davinci[0-9]*", "/sys/bus/pci/devices/*/vendor", f"{BASE}/*",
+                    f"{BASE}/ascend-toolkit/*/*/ascend_*_install.info", "/dev/*",
+                    "/etc/profile.d/*scend*", "/no/such/*", f"{BASE}/driver/version.info"):
+        found = glob.glob(glob.escape(str(root)) + pattern)  # noqa: PTH207 - the reference
+        expected = sorted(p[len(str(root)):] for p in found)
+        assert finder.glob(pattern) == expected, pattern
+    assert "/dev/davinci7" in finder.glob("/dev/davinci[0-9]*")
+
+
+def test_health_words() -> None:
+    regex = re.compile(r"\b(Warning|Alarm|Critical|UNKNOWN)\b", re.IGNORECASE)
+    for text in ("| OK |", "| Warning |", "|ALARM|", "critical\n", "Unknown2", "Alarms",
+                 "no_alarm", "(Alarm)", "Health: UNKNOWN", ""):
+        assert bool(probe._words(text) & set(probe.UNHEALTHY)) is bool(regex.search(text)), text
+
+
+def test_the_probes_json_is_json_dumps(tmp_path: Path) -> None:
+    """The probe writes its JSON itself (json imports re and enum): the same text."""
+    tricky = ["", "plain", 'quote " and \\ backslash', "tab\tnew\nline\x00\x1f\x7f",
+              "é 中文 \U0001f600", "\ud800 lone surrogate"]
+    doc = {"b": [1, 2.5, -0.001, 10**20, True, False, None], "a": {}, "c": [], "t": tricky,
+           "nested": {"z": {"y": [[], {}, [{"k": "v"}]]}}, "ü": 0.1}
+    for kwargs in ({}, {"indent": 1, "sort_keys": True}, {"sort_keys": True}):
+        assert probe._json(doc, **kwargs) == json.dumps(doc, **kwargs)
+    for text in tricky:
+        assert probe._ascii_quote(text) == json.dumps(text)
+    capture = run_probe("--root", str(make_tree(tmp_path / "root")))
+    document = capture.model_dump(mode="json", by_alias=True)
+    assert probe._json(document, indent=1, sort_keys=True) == json.dumps(
+        document, indent=1, sort_keys=True)
