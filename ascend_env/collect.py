@@ -70,9 +70,10 @@ class Captured:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _probe_args(options: ProbeOptions, python: str) -> list[str]:
-    args = ["--install-path", options.install_path, "--python", python,
-            "--timeout", str(options.timeout_s)]
+def _probe_args(options: ProbeOptions, python: str | None) -> list[str]:
+    args = ["--install-path", options.install_path, "--timeout", str(options.timeout_s)]
+    if python is not None:  # else the probe's own interpreter
+        args += ["--python", python]
     for user in options.users:
         args += ["--user", user]
     return args
@@ -153,16 +154,14 @@ def probe_program() -> str:
 
 def remote_command(options: ProbeOptions) -> str:
     """One shell line that runs the probe on a target: no file is copied there."""
-    code = probe_program()
-    # The framework interpreter is chosen on the target: the spec's venv, else python3.
-    if options.python:
-        choose = f"PY={shlex.quote(options.python)}"
-    else:
-        venv = shlex.quote(f"{options.venv}/bin/python") if options.venv else "''"
-        choose = f'PY={venv}; [ -x "$PY" ] || PY=$(command -v python3)'
-    args = " ".join(shlex.quote(a) for a in _probe_args(options, "PYTHON"))
-    args = args.replace("PYTHON", '"$PY"')
-    return f'{choose}; exec python3 -c {shlex.quote(code)} {args}'
+    code = shlex.quote(probe_program())
+    args = " ".join(shlex.quote(a) for a in _probe_args(options, options.python))
+    if options.python or not options.venv:
+        return f"exec python3 -c {code} {args}"
+    # The framework interpreter is chosen on the target: the spec's venv where it exists,
+    # else the probe's own python3 (sys.executable: never a shim, read in-process).
+    venv = shlex.quote(f"{options.venv}/bin/python")
+    return f'[ -x {venv} ] && set -- --python {venv}; exec python3 -c {code} {args} "$@"'
 
 
 def capture_remote(name: str, host: Any, options: ProbeOptions,

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ascend_env.collect import ProbeOptions, remote_command
 from ascend_env.inventory import cache_dir as inventory_cache_dir
 from tests.sim import fleet, sshd
 from tests.sim.layout import FleetPaths
@@ -99,18 +100,14 @@ def probe_only(ssh_config: Path, hosts: list[str], repeat: int) -> float:
     """Median wall time of the bare capture script run over ssh on `hosts` at once: the
     remote work alone, without the doctor. Its 8-host / 1-host ratio is the floor this
     machine puts under the doctor's (all simulated hosts share its CPUs)."""
-    probe = (ROOT / "ascend_env" / "probe.py").read_bytes()
+    command = remote_command(ProbeOptions())  # what the doctor runs on each host
     ssh = ["ssh", "-F", str(ssh_config), "-o", "ControlMaster=auto", "-o",
            "ControlPath=/tmp/bd-%C", "-o", "ControlPersist=60"]
 
     def once() -> float:
         start = time.perf_counter()
-        running = [subprocess.Popen([*ssh, host, "python3", "-"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL) for host in hosts]
-        for process in running:
-            assert process.stdin is not None
-            process.stdin.write(probe)
-            process.stdin.close()
+        running = [subprocess.Popen([*ssh, host, command], stdout=subprocess.DEVNULL)
+                   for host in hosts]
         if any(process.wait() != 0 for process in running):
             raise SystemExit("the probe failed over ssh")
         return time.perf_counter() - start
