@@ -859,9 +859,14 @@ class Probe:
         return doc
 
 
+# ASCII characters that end a word (anything but letters, digits and _), for _words.
+NON_WORD = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+
+
 def _words(text: str) -> Set[str]:
-    """The words of `text`, lower-cased (what a regex's \\b...\\b would find)."""
-    return set("".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split())
+    """The words of `text`, lower-cased (what a regex's \\b...\\b would find in npu-smi's
+    ASCII tables)."""
+    return set(text.lower().translate(NON_WORD).split())
 
 
 def _kv(text: str) -> Dict[str, str]:
