@@ -889,18 +889,28 @@ def _npu_ids(text: str) -> List[Tuple[str, int]]:
     return found
 
 
+# Names by id, looked up once each: a lookup reads /etc/passwd or /etc/group again, and the
+# ~50 paths the probe stats have two or three owners.
+_USERS: Dict[int, Optional[str]] = {}
+_GROUPS: Dict[int, Optional[str]] = {}
+
+
 def _user_name(uid: int) -> Optional[str]:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return None
+    if uid not in _USERS:
+        try:
+            _USERS[uid] = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            _USERS[uid] = None
+    return _USERS[uid]
 
 
 def _group_name(gid: int) -> Optional[str]:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return None
+    if gid not in _GROUPS:
+        try:
+            _GROUPS[gid] = grp.getgrgid(gid).gr_name
+        except KeyError:
+            _GROUPS[gid] = None
+    return _GROUPS[gid]
 
 
 def _env_wanted(name: str) -> bool:
