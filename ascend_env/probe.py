@@ -891,26 +891,26 @@ def _npu_ids(text: str) -> List[Tuple[str, int]]:
 
 # Names by id, looked up once each: a lookup reads /etc/passwd or /etc/group again, and the
 # ~50 paths the probe stats have two or three owners.
-_USERS: Dict[int, Optional[str]] = {}
-_GROUPS: Dict[int, Optional[str]] = {}
+_NAMES: Dict[Tuple[str, int], Optional[str]] = {}
+
+
+def _name(kind: str, number: int) -> Optional[str]:
+    key = (kind, number)
+    if key not in _NAMES:
+        try:
+            _NAMES[key] = (pwd.getpwuid(number).pw_name if kind == "user"
+                           else grp.getgrgid(number).gr_name)
+        except KeyError:
+            _NAMES[key] = None
+    return _NAMES[key]
 
 
 def _user_name(uid: int) -> Optional[str]:
-    if uid not in _USERS:
-        try:
-            _USERS[uid] = pwd.getpwuid(uid).pw_name
-        except KeyError:
-            _USERS[uid] = None
-    return _USERS[uid]
+    return _name("user", uid)
 
 
 def _group_name(gid: int) -> Optional[str]:
-    if gid not in _GROUPS:
-        try:
-            _GROUPS[gid] = grp.getgrgid(gid).gr_name
-        except KeyError:
-            _GROUPS[gid] = None
-    return _GROUPS[gid]
+    return _name("group", gid)
 
 
 def _env_wanted(name: str) -> bool:
