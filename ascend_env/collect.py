@@ -129,9 +129,9 @@ def probe_program() -> str:
     """The probe as one `python -c` program: its compiled code for an interpreter of this
     one's bytecode (the target's MAGIC_NUMBER, exactly), its source for any other.
 
-    Compiling the probe's source costs a target ~8 ms of its ~70 ms of CPU; the code comes
-    from this package's own bytecode cache (pip compiles it on install). Built once per run
-    (zlib level 1 and 6: level 9 cost ~8 ms here for 1% less)."""
+    Compiling the probe's source cost a target 5-8 ms, a tenth of the probe's CPU; the code
+    comes from this package's own bytecode cache (pip compiles it on install). Built once
+    per run (zlib levels 1 and 6: level 9 cost ~8 ms here for 1% less)."""
     source = Path(probe.__file__).read_bytes()
     loader = probe.__spec__.loader if probe.__spec__ is not None else None
     code = loader.get_code(probe.__name__) \

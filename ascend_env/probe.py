@@ -49,7 +49,10 @@ NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 # Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
 # per-device health pages, which carry the alarm codes.
 UNHEALTHY = ("warning", "alarm", "critical", "unknown")
-SIGKILL = 9  # on every Linux architecture (the signal module would import enum for it)
+# Signal numbers on x86_64 and aarch64 Linux (the signal module would import enum for them).
+SIGKILL = 9
+# Python ignores these; a command gets them back at their defaults, as subprocess does.
+SIGNALS_TO_RESTORE = (13, 25)  # SIGPIPE, SIGXFSZ
 LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
 LDCONFIG = "ldconfig -p"
@@ -254,6 +257,22 @@ class _Running:
         return self.returncode
 
 
+def _keep_descriptors_home() -> None:
+    """Descriptors this process inherited (beyond 0-2) are not passed on to its commands, as
+    subprocess's close_fds did: a command left running must not hold a pipe its caller
+    waits on. Python's own descriptors are never inherited."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit() and int(name) > 2:
+            try:  # noqa: SIM105 - contextlib costs the probe an import
+                os.set_inheritable(int(name), False)
+            except OSError:  # the listing's own descriptor, closed by now
+                pass
+
+
 def _start(exe: str, argv: Sequence[str], env: Dict[str, str]) -> Tuple[int, int, int]:
     """Start `argv` in a session of its own with stdin from /dev/null: (pid, stdout, stderr)
     read ends. os.pipe's ends are not inherited; the child gets its two through dup2."""
@@ -263,9 +282,11 @@ def _start(exe: str, argv: Sequence[str], env: Dict[str, str]) -> Tuple[int, int
                (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
     try:
         try:
-            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setsid=True)
+            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setsid=True,
+                                 setsigdef=SIGNALS_TO_RESTORE)
         except NotImplementedError:  # a C library without POSIX_SPAWN_SETSID: a group
-            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setpgroup=0)
+            pid = os.posix_spawn(exe, list(argv), env, file_actions=actions, setpgroup=0,
+                                 setsigdef=SIGNALS_TO_RESTORE)
     except BaseException:
         for fd in (out_r, err_r):
             os.close(fd)
@@ -337,6 +358,8 @@ class Probe:
         self.queue: List[Job] = []
         self.running: List[_Running] = []
         self.selector = selectors.DefaultSelector()
+        if commands:
+            _keep_descriptors_home()
         path_dirs = os.environ.get("PATH", "").split(os.pathsep)
         # Non-root PATHs lack the sbin folders where ldconfig, lspci and getenforce live.
         extra = ["/usr/local/bin", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
@@ -575,8 +598,7 @@ class Probe:
                     command.poll()  # no wait: a child stuck in the driver never ends
                     self._settle(command)
                 else:
-                    # Not contextlib.suppress: contextlib costs the probe an import.
-                    try:  # noqa: SIM105
+                    try:  # noqa: SIM105 - contextlib costs the probe an import
                         os.killpg(command.pid, SIGKILL)
                     except OSError:  # it ended meanwhile
                         pass

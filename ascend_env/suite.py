@@ -193,8 +193,8 @@ class DoctorPlugin:
     @hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
-        """The doctor's run: setup, call and teardown through pytest's own hooks (fixtures,
-        skip marks), each outcome straight into a CheckResult. pytest's protocol also builds
+        """The doctor's run: setup, call and teardown through pytest's own hooks (fixtures
+        and their caching), each outcome straight into a CheckResult. pytest's protocol builds
         a CallInfo and a TestReport per phase and sends them through four more hooks for a
         terminal and a JUnit writer a doctor run does not load: ~40% of the suite's time,
         ~50 ms for 8 hosts. Ctrl-C and pytest.exit still end the session."""

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -347,6 +348,34 @@ def test_long_outputs_are_read_whole_and_capped() -> None:
     assert runner.commands["huge"]["stdout"] == "y" * probe.MAX_OUTPUT_BYTES
     assert runner.commands["small"]["stdout"] == "small\n"
     assert all(record["rc"] == 0 for record in runner.commands.values())
+
+
+def test_commands_get_no_descriptor_the_probe_inherited() -> None:
+    """As subprocess's close_fds did: a command left running must not hold a pipe the
+    probe's caller waits on."""
+    read_end, write_end = os.pipe()
+    script = (f"import sys; sys.path.insert(0, {str(PROBE.parent)!r}); import probe\n"
+              "p = probe.Probe(root='/', install_path='/x', python=sys.executable, timeout=5,"
+              " commands=True, jobs=1, users=[])\n"
+              "print(p.run(['ls', '/proc/self/fd'])['stdout'].split())")
+    try:
+        done = subprocess.run([sys.executable, "-c", script], pass_fds=(write_end,),
+                              capture_output=True, text=True, check=True)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert ast.literal_eval(done.stdout) == ["0", "1", "2", "3"]  # 3: ls's own listing
+
+
+def test_commands_get_the_signals_python_ignores_back() -> None:
+    """Python ignores SIGPIPE and SIGXFSZ; a command gets them at their defaults (a login
+    shell's `... | head` must end quietly), as subprocess's restore_signals did."""
+    status = _probe_object().run(["cat", "/proc/self/status"])["stdout"]
+    ignored = int(next(line for line in status.splitlines()
+                       if line.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1))
+    assert (probe.SIGKILL, *probe.SIGNALS_TO_RESTORE) == (
+        signal.SIGKILL, signal.SIGPIPE, signal.SIGXFSZ)
 
 
 def test_failing_command_keeps_its_output() -> None:
