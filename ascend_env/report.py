@@ -284,7 +284,8 @@ def _host_list(hosts: list[str], checked: int, shown: int = 8) -> str:
 
 
 def render_fleet(fleet: FleetReport, console: Console) -> None:
-    """Hosts x categories, then every failure with its fix, then one line per host."""
+    """Hosts x categories, the unreachable hosts, each distinct failure and warning once
+    with its hosts and fix, then the fleet's summary line."""
     categories = sorted({c.category for r in fleet.hosts for c in r.checks},
                         key=_category_order)
     rows = [[(name, "bold") for name in ("host", *categories, "verdict")]]
