@@ -164,13 +164,13 @@ def remote_command(options: ProbeOptions) -> str:
     return f'[ -x {venv} ] && set -- --python {venv}; exec python3 -c {code} {args} "$@"'
 
 
-def capture_remote(name: str, host: Any, options: ProbeOptions,
-                   command: str | None = None) -> Captured:
-    """Run the probe through a testinfra Host; errors become a Captured with a message."""
+def capture_remote(name: str, host: Any, command: str) -> Captured:
+    """Run the probe (`remote_command`) through a testinfra Host; errors become a Captured
+    with a message."""
     started = time.monotonic()
     result = Captured(name=name, host=host)
     try:
-        out = host.run(command or remote_command(options))
+        out = host.run(command)
     except Exception as exc:
         result.error, result.unreachable = f"{type(exc).__name__}: {exc}", True
         return result
@@ -274,7 +274,7 @@ def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
     started = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=min(32, len(hosts)))
     command = remote_command(options)
-    futures = [pool.submit(capture_remote, name, host, options, command)
+    futures = [pool.submit(capture_remote, name, host, command)
                for name, host in hosts]
     if while_waiting is not None:
         while_waiting()

@@ -48,7 +48,7 @@ NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
 NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 # Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
 # per-device health pages, which carry the alarm codes.
-UNHEALTHY = ("warning", "alarm", "critical", "unknown")
+UNHEALTHY = frozenset(("warning", "alarm", "critical", "unknown"))
 # Signal numbers on x86_64 and aarch64 Linux (the signal module would import enum for them).
 SIGKILL = 9
 # Python ignores these; a command gets them back at their defaults, as subprocess does.
@@ -297,6 +297,10 @@ def _start(exe: str, argv: Sequence[str], env: Dict[str, str]) -> Tuple[int, int
     return pid, out_r, err_r
 
 
+def _has_magic(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
 def _matches(name: str, pattern: str) -> bool:
     """fnmatch's `*`, `?` and `[...]` (ranges, `!`) for one path component, as glob matches
     them: a leading dot only by a leading dot."""
@@ -378,7 +382,7 @@ class Probe:
         a component without `*?[` is taken as it is, as glob.glob does."""
         found = [""]
         for part in pattern.strip("/").split("/"):
-            if not any(c in part for c in "*?["):
+            if not _has_magic(part):
                 found = [path + "/" + part for path in found]
                 continue
             matched = []
@@ -416,7 +420,7 @@ class Probe:
 
     def read_all(self, patterns: Iterable[str], limit: int = MAX_FILE_BYTES) -> None:
         for pattern in patterns:
-            paths = self.glob(pattern) if any(c in pattern for c in "*?[") else [pattern]
+            paths = self.glob(pattern) if _has_magic(pattern) else [pattern]
             for path in paths:
                 if path not in self.files:
                     self.read(path, limit)
@@ -782,11 +786,12 @@ class Probe:
             jobs.append((GETENT_GROUP.format(group=group), ["getent", "group", group], None))
         for user in self.users:
             jobs.append((ID_USER.format(user=user), ["id", user], None))
-        wanted = [*bases, "/dev/davinci_manager", "/usr/local/dcmi", "/usr/local/bin/npu-smi",
-                  *self.glob("/dev/davinci[0-9]*")]
-        labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
-        if labelled and os.path.exists(self.real("/sys/fs/selinux/enforce")):
-            jobs.append((LS_LABELS, ["ls", "-Zd", *labelled], None))
+        if os.path.exists(self.real("/sys/fs/selinux/enforce")):
+            wanted = [*bases, "/dev/davinci_manager", "/usr/local/dcmi",
+                      "/usr/local/bin/npu-smi", *self.glob("/dev/davinci[0-9]*")]
+            labelled = [self.real(p) for p in wanted if os.path.lexists(self.real(p))]
+            if labelled:
+                jobs.append((LS_LABELS, ["ls", "-Zd", *labelled], None))
         if not self.own_interpreter():
             env = dict(self.command_env)
             env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
@@ -823,7 +828,7 @@ class Probe:
         # The health pages only add error codes to what the `info` table already says; when
         # every NPU there is OK they are skipped (two npu-smi starts fewer per device).
         table = self.commands.get(NPU_SMI_INFO)
-        all_ok = bool(table and table["rc"] == 0 and not _words(table["stdout"]) & set(UNHEALTHY))
+        all_ok = bool(table and table["rc"] == 0 and not _words(table["stdout"]) & UNHEALTHY)
         jobs: List[Job] = []
         for npu, chips in _npu_ids(listing["stdout"]):
             keys = [NPU_SMI_BOARD.format(npu=npu)]
