@@ -1,5 +1,5 @@
 """`python -m ascend_env` runs the command line."""
 
-from ascend_env.cli import run
+from ascend_env.cli.app import run
 
 run()

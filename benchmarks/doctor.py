@@ -40,13 +40,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ascend_env.collect import ProbeOptions, remote_command
-from ascend_env.inventory import cache_dir as inventory_cache_dir
+from ascend_env.doctor.collect import ProbeOptions, remote_command
+from ascend_env.doctor.inventory import cache_dir as inventory_cache_dir
 from tests.sim import fleet, sshd
 from tests.sim.layout import FleetPaths
 
 # Short: the doctor's ssh master sockets live in the fleet's folder, and a socket path over
-# 90 characters makes ssh go without a master (ascend_env/collect.py, MAX_SOCKET_PATH).
+# 90 characters makes ssh go without a master (ascend_env/doctor/collect.py, MAX_SOCKET_PATH).
 FLEET = f"bd-{os.getpid()}"
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ascend_env.catalogue import Catalogue
-from ascend_env.image import BuildRequest, ImageResult, build_image
-from ascend_env.image_builders import FROM_AS, STEP, Buildah
+from ascend_env.image.build import BuildRequest, ImageResult, build_image
+from ascend_env.image.builders import FROM_AS, STEP, Buildah
+from ascend_env.spec.catalogue import Catalogue
 from tests.image.stack import TORCH_NPU, TORCH_NPU_ALT, make_repo, spec_for
 from tests.sim.image import import_base
 

@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ascend_env.fetch import Source, fetch
-from ascend_env.plan import Plan, resolve
-from ascend_env.provision import InstallOptions, install
-from ascend_env.spec import EnvSpec, build_spec
+from ascend_env.install.fetch import Source, fetch
+from ascend_env.install.provision import InstallOptions, install
+from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.plan import Plan, resolve
 from tests.sim import fleet, packages
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots
 from tests.wheels import catalogue_with_frameworks, fill_wheels

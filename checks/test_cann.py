@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.facts import CannFacts, DriverFacts, Facts
-from ascend_env.spec import EnvSpec
-from ascend_env.verdict import fail, failure, observe, warn
-from ascend_env.versions import try_parse
+from ascend_env.core.versions import try_parse
+from ascend_env.doctor.findings import fail, failure, observe, warn
+from ascend_env.facts.model import CannFacts, DriverFacts, Facts
+from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("cann"), pytest.mark.level(1)]
 

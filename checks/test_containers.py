@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ascend_env.facts import Facts
-from ascend_env.verdict import failure, observe
+from ascend_env.doctor.findings import failure, observe
+from ascend_env.facts.model import Facts
 
 pytestmark = [pytest.mark.category("containers"), pytest.mark.level(1)]
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ascend_env.facts import Facts, NpuDevice
-from ascend_env.verdict import fail, failure, observe, warn
+from ascend_env.doctor.findings import fail, failure, observe, warn
+from ascend_env.facts.model import Facts, NpuDevice
 
 pytestmark = [pytest.mark.category("devices"), pytest.mark.level(1)]
 

@@ -6,8 +6,8 @@ import posixpath
 
 import pytest
 
-from ascend_env.facts import CannFacts, DriverFacts, Facts
-from ascend_env.verdict import failure, observe, warn
+from ascend_env.doctor.findings import failure, observe, warn
+from ascend_env.facts.model import CannFacts, DriverFacts, Facts
 
 pytestmark = [pytest.mark.category("env"), pytest.mark.level(1)]
 

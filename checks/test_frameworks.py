@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from packaging.utils import canonicalize_version
 
-from ascend_env.facts import CannFacts, Facts
-from ascend_env.matrix import Matrix
-from ascend_env.spec import EnvSpec
-from ascend_env.verdict import fail, failure, observe, warn
+from ascend_env.doctor.findings import fail, failure, observe, warn
+from ascend_env.facts.model import CannFacts, Facts
+from ascend_env.spec.matrix import Matrix
+from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("frameworks"), pytest.mark.level(1)]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.facts import CannFacts, Facts
-from ascend_env.image_facts import DRIVER_SONAMES, ImageContext, ImageScope
-from ascend_env.install_actions import NEW_LAYOUT
-from ascend_env.spec import EnvSpec
-from ascend_env.suite import DoctorPlugin, Target
-from ascend_env.verdict import failure, observe
-from ascend_env.versions import try_parse
+from ascend_env.core.versions import try_parse
+from ascend_env.doctor.findings import failure, observe
+from ascend_env.doctor.suite import DoctorPlugin, Target
+from ascend_env.facts.model import CannFacts, Facts
+from ascend_env.image.inspection import DRIVER_SONAMES, ImageContext, ImageScope
+from ascend_env.install.actions import NEW_LAYOUT
+from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("image"), pytest.mark.level(1)]
 

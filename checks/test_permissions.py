@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ascend_env.facts import DeviceNode, DriverFacts, Facts, IdInfo
-from ascend_env.verdict import failure, observe
+from ascend_env.doctor.findings import failure, observe
+from ascend_env.facts.model import DeviceNode, DriverFacts, Facts, IdInfo
 
 pytestmark = [pytest.mark.category("permissions"), pytest.mark.level(1)]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.facts import DriverFacts, Facts
-from ascend_env.spec import EnvSpec
-from ascend_env.verdict import failure, observe
+from ascend_env.doctor.findings import failure, observe
+from ascend_env.facts.model import DriverFacts, Facts
+from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("selinux"), pytest.mark.level(1)]
 

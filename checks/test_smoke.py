@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ascend_env.errors import AscendEnvError
-from ascend_env.facts import Facts
-from ascend_env.spec import EnvSpec
-from ascend_env.suite import Target
-from ascend_env.verdict import attach_evidence, fail, observe
+from ascend_env.core.errors import AscendEnvError
+from ascend_env.doctor.findings import attach_evidence, fail, observe
+from ascend_env.doctor.suite import Target
+from ascend_env.facts.model import Facts
+from ascend_env.spec.model import EnvSpec
 
 if TYPE_CHECKING:
     from ascend_env.smoke.runner import Framework

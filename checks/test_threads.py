@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.facts import DriverFacts, Facts
-from ascend_env.spec import EnvSpec, Threads
-from ascend_env.threads import AFFINITY_MODES, ThreadPlan, plan_threads
-from ascend_env.verdict import fail, observe, warn
+from ascend_env.doctor.findings import fail, observe, warn
+from ascend_env.doctor.threads import AFFINITY_MODES, ThreadPlan, plan_threads
+from ascend_env.facts.model import DriverFacts, Facts
+from ascend_env.spec.model import EnvSpec, Threads
 
 pytestmark = [pytest.mark.category("threads"), pytest.mark.level(1)]
 

@@ -7,7 +7,7 @@ import io
 import sys
 from dataclasses import dataclass
 
-from ascend_env.cli import main
+from ascend_env.cli.app import main
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from ascend_env.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
+from ascend_env.core.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
+from ascend_env.remote.harness import parse_device
 from ascend_env.smoke.evidence import SCHEMAS, parse_evidence
-from ascend_env.smoke.harness import parse_device
 from ascend_env.smoke.verdict import Thresholds, Verdict, chip_from_name, judge, thresholds_for
 
 Framework = Literal["torch", "mindspore", "hccl"]
@@ -143,8 +143,8 @@ class SmokeRequest:
 
 
 def workload_path(framework: Framework) -> Path:
-    """The workload script shipped inside the package."""
-    return Path(__file__).resolve().parent / SCRIPTS[framework]
+    """The workload script shipped inside the package (ascend_env/remote/)."""
+    return Path(__file__).resolve().parents[1] / "remote" / SCRIPTS[framework]
 
 
 def workload_argv(request: SmokeRequest, script: str, thresholds: Thresholds) -> list[str]:
@@ -218,7 +218,7 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
     """The CLI's options, with defaults from the spec's `smoke` section and hardware."""
     min_fraction = min_busbw = None
     if profile is not None or spec is not None:
-        from ascend_env.spec import load_spec  # noqa: PLC0415 - pydantic spec only when asked
+        from ascend_env.spec.model import load_spec  # noqa: PLC0415 - pydantic spec only when asked
 
         loaded = load_spec(profile=profile, path=spec)
         chip = chip or loaded.hardware.chip
@@ -227,7 +227,7 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
         min_fraction = loaded.smoke.min_tflops_fraction
         min_busbw = loaded.smoke.min_busbw_gbps
     if chip is not None:
-        from ascend_env.matrix import load_chips  # noqa: PLC0415
+        from ascend_env.spec.matrix import load_chips  # noqa: PLC0415
 
         if load_chips().get(chip) is None:
             raise UsageError(f"unknown chip {chip!r}; known: "
@@ -263,7 +263,7 @@ def run_fleet(request: SmokeRequest, inventory: Path, limit: str | None = None
     """The same workload on every host of an inventory, in parallel; errors kept per host."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from ascend_env.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
+    from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
 
     hosts = resolve_hosts(inventory=inventory, limit=limit)
 

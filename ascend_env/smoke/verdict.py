@@ -12,14 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ascend_env.matrix import load_chips
+from ascend_env.remote.harness import LOSS_MIN_DROP, loss_summary, parse_device
 from ascend_env.smoke.evidence import (
     CollectiveEvidence,
     DeviceRun,
     Fallbacks,
     TrainingEvidence,
 )
-from ascend_env.smoke.harness import LOSS_MIN_DROP, loss_summary, parse_device
+from ascend_env.spec.matrix import load_chips
 
 CheckStatus = Literal["pass", "warn", "fail", "skip"]
 Outcome = Literal["pass", "cpu", "fail", "error"]

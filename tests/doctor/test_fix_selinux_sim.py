@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ascend_env.provision import InstallOptions, run_playbook
+from ascend_env.install.provision import InstallOptions, run_playbook
 from tests.sim.fixtures import FleetFactory, SimFleet
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]

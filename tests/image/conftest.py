@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.catalogue import Catalogue
-from ascend_env.image import BuildRequest, ImageResult, build_image
-from ascend_env.image_builders import Buildah
-from ascend_env.spec import EnvSpec
+from ascend_env.image.build import BuildRequest, ImageResult, build_image
+from ascend_env.image.builders import Buildah
+from ascend_env.spec.catalogue import Catalogue
+from ascend_env.spec.model import EnvSpec
 from tests.image.stack import make_repo, spec_for
 
 BASE_TAG = "localhost/ascend-env-test-base:latest"

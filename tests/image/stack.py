@@ -12,10 +12,10 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from ascend_env.catalogue import Catalogue
-from ascend_env.fetch import Source, fetch
-from ascend_env.plan import Plan, resolve
-from ascend_env.spec import EnvSpec, build_spec
+from ascend_env.install.fetch import Source, fetch
+from ascend_env.spec.catalogue import Catalogue
+from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.plan import Plan, resolve
 from tests.wheels import catalogue_with_frameworks, fill_wheels
 
 ARCH = platform.machine()

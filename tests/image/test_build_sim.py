@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env import image_render
-from ascend_env.image import ImageResult
-from ascend_env.resources import shipped_dir
+from ascend_env.core.resources import shipped_dir
+from ascend_env.image import context as image_render
+from ascend_env.image.build import ImageResult
 from tests.cli_invoke import invoke
 from tests.image.conftest import BASE_TAG, GOOD_TAG, ImageStack
 from tests.image.stack import CANN, TORCH, TORCH_NPU, TORCH_NPU_ALT, spec_for

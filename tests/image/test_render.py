@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.errors import UsageError
-from ascend_env.image_builders import parse_steps
-from ascend_env.image_env import cann_env, cann_layout
-from ascend_env.image_facts import ImageFacts
-from ascend_env.image_render import (
+from ascend_env.core.errors import UsageError
+from ascend_env.image.builders import parse_steps
+from ascend_env.image.context import (
     ContextFile,
     RenderOptions,
     default_base,
@@ -24,8 +22,10 @@ from ascend_env.image_render import (
     render_scripts,
     select_frameworks,
 )
-from ascend_env.plan import resolve
-from ascend_env.spec import EnvSpec, build_spec
+from ascend_env.image.env import cann_env, cann_layout
+from ascend_env.image.inspection import ImageFacts
+from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.plan import resolve
 
 BASE = "ubuntu:22.04"
 

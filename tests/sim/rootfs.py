@@ -23,7 +23,7 @@ BASE_RECIPE_VERSION = 1
 # process module; pciutils: the real lspci reading the fake sysfs; kmod: modprobe & co.
 # (lsmod is replaced per host); net-tools: the driver installer's ifconfig prerequisite;
 # python3-venv: `install`'s python role makes the framework venv (hosts without it are made
-# by removing ensurepip, tests/integration/test_install_python.py).
+# by removing ensurepip, tests/install/test_install_python.py).
 BASE_INCLUDE = ("python3", "python3-venv", "procps", "pciutils", "kmod", "net-tools")
 
 

@@ -1,0 +1,1 @@
+"""The Typer app and its terminal rendering."""

@@ -1,0 +1,1 @@
+"""Errors, resource lookup and vendor version ordering: what every capability uses."""

@@ -1,0 +1,1 @@
+"""The doctor: collect captures, run the check suite, report, fix."""

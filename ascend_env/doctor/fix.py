@@ -1,0 +1,140 @@
+"""`doctor --fix`: failing checks name fix ids -> fix.yml --tags <ids> -> the checks again.
+
+Only the hosts with fixable failures are touched, each with its own values worked out from
+its facts (the CANN it really has, its device nodes, its topology). `--dry-run` runs Ansible
+in check and diff mode and re-checks nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ascend_env.core.errors import AscendEnvError
+from ascend_env.doctor.report import FixRef, FixRun, FleetReport, Report
+from ascend_env.doctor.run import (
+    DoctorOptions,
+    as_document,
+    captured_targets,
+    evaluate,
+    now_iso,
+)
+from ascend_env.doctor.threads import plan_threads
+from ascend_env.facts.model import Facts, facts_from_capture
+from ascend_env.install.provision import InstallOptions, run_playbook, summarize
+from ascend_env.spec.model import EnvSpec, Threads
+
+FIX_IDS = ("ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
+           "selinux-context")
+# checks/test_python.py's list; the fix installs what the check found missing.
+_PYTHON_DEPS_CHECK = "python.cann-deps"
+
+
+def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
+              report: Report) -> dict[str, Any]:
+    """The values fix.yml's roles need for one host, from that host's own facts."""
+    cann = facts.cann
+    base = (cann.install_path if cann else None) or \
+        (facts.driver.install_path if facts.driver else None) or \
+        (spec.install.path if spec else "/usr/local/Ascend")
+    new_layout = cann.layout == "new" if cann else True
+    set_env = (cann.set_env if cann else None) or \
+        (f"{base}/cann/set_env.sh" if new_layout else f"{base}/ascend-toolkit/set_env.sh")
+    users = facts.users
+    plan = plan_threads(facts, spec.threads if spec else Threads(),
+                        spec.hardware.devices if spec else None)
+    missing = next((c.message.split(": ", 1)[1].split(", ") for c in report.checks
+                    if c.id == _PYTHON_DEPS_CHECK and c.status == "fail" and ": " in c.message),
+                   [])
+    python = facts.frameworks.python.executable if facts.frameworks.python else None
+    return {
+        "spec_name": spec.name if spec else "doctor",
+        "spec_digest": spec.digest() if spec else "no spec (doctor --fix)",
+        "install_path": base,
+        "set_env": set_env,
+        "toolkit_home": f"{base}/cann" if new_layout else f"{base}/ascend-toolkit/latest",
+        "targets": {"cann": cann.version_raw if cann else None,
+                    "packages": sorted(cann.packages) if cann else []},
+        "driver_user": users.driver_user,
+        "driver_group": users.driver_group,
+        "device_nodes": [n.path for n in facts.device_nodes],
+        "run_users": [u for u in run_users if u in users.others],
+        "python": python or "python3",
+        "python_packages": [p.strip() for p in missing if p.strip()],
+        "omp_num_threads": plan.omp_num_threads,
+        "cpu_affinity_conf": plan.cpu_affinity_conf,
+        "threads_basis": plan.basis,
+        "selinux_paths": [base, *(spec.selinux.container_paths if spec else [])],
+    }
+
+
+def fixable(report: Report) -> list[str]:
+    """The fix ids of a host's failing (or warning) checks, in fix.yml's order."""
+    wanted = {c.fix.id for c in report.checks
+              if c.status in ("fail", "warn") and c.fix is not None and c.fix.id}
+    return [f for f in FIX_IDS if f in wanted]
+
+
+def _fix_run(name: str, ids: list[str], events: list[dict[str, Any]], status: str, *,
+             log: Path, dry_run: bool) -> FixRun:
+    mine = [e for e in events if e.get("event") == "result" and e.get("host") == name]
+    changed = [e["task"] for e in mine if e.get("changed")]
+    failed = [f"{e['task']}: {e.get('message', '')}".strip() for e in mine
+              if e.get("status") in ("failed", "unreachable")]
+    return FixRun(mode="dry-run" if dry_run else "apply", ids=ids, status=status,
+                  changed=list(dict.fromkeys(changed)), failed=failed, log=str(log))
+
+
+def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
+               log_dir: Path | None = None) -> Report | FleetReport:
+    """Check, apply the fixes of failing checks (or show them), check the fixed hosts again."""
+    started, clock = now_iso(), time.monotonic()
+    captured = captured_targets(options)
+    reports = evaluate(captured, options)
+    plans: dict[str, list[str]] = {}
+    variables: dict[str, dict[str, Any]] = {}
+    for item, report in zip(captured, reports, strict=True):
+        ids = fixable(report)
+        if item.capture is None or not ids:
+            continue
+        plans[item.name] = ids
+        variables[item.name] = host_vars(facts_from_capture(item.capture), options.spec,
+                                         options.run_users, report)
+    if not plans:
+        return as_document(reports, options, started, time.monotonic() - clock)
+    tags = [f for f in FIX_IDS if any(f in ids for ids in plans.values())]
+    local = options.inventory is None and options.target is None
+    run_options = InstallOptions(repo=Path(), inventory=options.inventory,
+                                 host=options.target if not local else None,
+                                 limit=",".join(plans) if not local else None,
+                                 components=tags, check=dry_run, log_dir=log_dir)
+    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, run_options,
+                                   playbook="fix.yml")
+    results = {r.host: r for r in summarize(events)}
+    if not results and rc != 0:
+        raise AscendEnvError(f"ansible-playbook fix.yml failed before any host ran (exit {rc});"
+                             f" see {log}")
+    runs = {name: _fix_run(name, ids, events, results[name].status if name in results
+                           else "not run", log=log, dry_run=dry_run)
+            for name, ids in plans.items()}
+    before = {r.host: {c.id: c.fix for c in r.checks if c.fix is not None and c.fix.id}
+              for r in reports}
+    if not dry_run:
+        # Re-check the fixed hosts: the report shows the state after the fix.
+        again = DoctorOptions(**{**options.__dict__, "limit": ",".join(plans)}) \
+            if options.inventory else options
+        fresh = {r.host: r for r in evaluate(captured_targets(again), again)}
+        reports = [fresh.get(r.host, r) if r.host in plans else r for r in reports]
+    for report in reports:
+        run = runs.get(report.host)
+        if run is None:
+            continue
+        report.fixes = run
+        applied = not dry_run and run.status in ("ok", "changed")
+        for check in report.checks:
+            earlier = before[report.host].get(check.id)
+            if earlier is not None and earlier.id in run.ids:
+                # A check the fix made pass still says what fixed it.
+                check.fix = FixRef(id=earlier.id, command=earlier.command, applied=applied)
+    return as_document(reports, options, started, time.monotonic() - clock)

@@ -1,0 +1,352 @@
+"""Ansible inventories as the doctor reads them: the hosts matching a pattern, with the
+variables Ansible gives them (what `ansible-inventory --host` prints), read by its own code.
+
+Importing that code costs ~0.25 s (ansible.constants loads Ansible's whole configuration
+schema), more than the rest of a one-host doctor run. A health check reads the same
+inventory every minute, so the answer for a static inventory file is kept, keyed by
+everything it is computed from: the file's bytes, the pattern, Ansible's release, its
+configuration files and ANSIBLE_* variables. Anything else (a folder, a script, an inventory
+plugin's configuration, a file with group_vars/ or host_vars/ beside it, vaulted values,
+which must never be written out decrypted) is read by Ansible every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import tempfile
+from datetime import date, time
+from pathlib import Path
+from typing import Any
+
+from ascend_env import __version__
+from ascend_env.core.errors import UsageError
+
+HostVars = dict[str, dict[str, Any]]
+
+KEEP = 16  # answers kept, most recently used first
+# Where Ansible looks for its configuration (the first one found wins; all of them go into
+# the key, which costs nothing and stays right whichever Ansible picks).
+CONFIG_FILES = ("ansible.cfg", "~/.ansible.cfg", "/etc/ansible/ansible.cfg")
+# A YAML inventory plugin's configuration names its plugin at the top level; such an
+# inventory is computed (cloud APIs, constructed groups), never a function of its bytes.
+PLUGIN_CONFIG = re.compile(rb"^plugin\s*:", re.MULTILINE)
+# Variable folders beside an inventory file or inside an inventory folder: Ansible merges
+# them into its hosts' variables (into the inventory itself when vars plugins are set to run
+# at its start, RUN_VARS_PLUGINS=start).
+VARS_DIRS = ("group_vars", "host_vars")
+# Ansible's types for a vaulted value it could not decrypt (2.19 on; before 2.19).
+VAULTED = ("EncryptedString", "AnsibleVaultEncryptedUnicode")
+NO_VAULT = ("no vault password is configured to decrypt it: set vault_password_file (or "
+            "vault_identity_list) in ansible.cfg, or ANSIBLE_VAULT_PASSWORD_FILE, as for "
+            "ansible-playbook")
+
+
+def read_inventory(inventory: Path, limit: str | None) -> HostVars:
+    """Hosts of `inventory` matching `limit` (an Ansible pattern: `a:b`, `web*`, `all:!down`),
+    each with its variables; a kept answer when nothing it depends on has changed."""
+    if not inventory.exists():
+        raise UsageError(f"inventory {inventory} does not exist")
+    key = cache_key(inventory, limit)
+    if key is not None:
+        kept = _load(key)
+        if kept is not None:
+            return kept
+    hosts = ansible_hosts(inventory, limit)
+    if key is not None:
+        _keep(key, hosts)
+    return hosts
+
+
+def ansible_hosts(inventory: Path, limit: str | None) -> HostVars:
+    """The hosts and variables, read by Ansible's InventoryManager; where the inventory has
+    group_vars/ or host_vars/, merged by its VariableManager as ansible-inventory merges them."""
+    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415 - ~0.25 s
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+
+    folders = vars_folders(inventory)
+    loader = DataLoader()
+    secrets = _vault_secrets(loader, inventory, folders)
+    try:
+        manager = InventoryManager(loader=loader, sources=[str(inventory)])
+        hosts = manager.list_hosts(limit or "all")
+    except Exception as exc:
+        # Vars plugins set to run at the inventory's start read the folders here.
+        why = [str(exc), *_unreadable(folders, secrets)]
+        raise UsageError(f"cannot read inventory {inventory}: {'; '.join(why)}") from exc
+    if not hosts:
+        raise UsageError(f"no host of {inventory} matches {limit or 'all'}")
+    merger = _variable_manager(loader, manager) if folders else None
+    out: HostVars = {}
+    for host in hosts:
+        if merger is None:
+            variables: dict[str, Any] = {}
+            for group in sorted(host.get_groups(),
+                                key=lambda g: (g.depth, g.priority, g.name)):
+                variables.update(group.get_vars())
+            variables.update(host.get_vars())
+        else:
+            variables = _merged_vars(merger, host, inventory, folders, secrets)
+        # Plain JSON types: Ansible's tagged strings and tuples are what a kept answer reads
+        # back as, so both paths hand the same values on.
+        out[host.name] = _plain(variables, inventory, host.name, folders, secrets)
+    return out
+
+
+def vars_folders(inventory: Path) -> list[Path]:
+    """The group_vars/ and host_vars/ that Ansible's host_group_vars plugin reads for this
+    inventory: inside it when it is a folder, beside it otherwise."""
+    base = inventory if inventory.is_dir() else inventory.parent
+    return [base / name for name in VARS_DIRS if (base / name).is_dir()]
+
+
+def _variable_manager(loader: Any, manager: Any) -> Any:
+    from ansible.vars.manager import VariableManager  # noqa: PLC0415 - only with folders
+
+    merger = VariableManager(loader=loader, inventory=manager)
+    # Without a playbook Ansible takes the current directory's group_vars/ and host_vars/
+    # for a playbook's; `install` runs ascend-env's own playbooks, which set no connection
+    # variables, so those would only make the answer depend on where the doctor runs.
+    merger.safe_basedir = False
+    return merger
+
+
+def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path],
+                 secrets: list[Any]) -> dict[str, Any]:
+    """What `ansible-inventory --host` prints for `host`, plus the magic variables the host
+    itself carries (group_names, inventory_file...), which the folderless path hands on."""
+    from ansible.constants import INTERNAL_STATIC_VARS  # noqa: PLC0415
+
+    try:
+        found = merger.get_vars(host=host, include_hostvars=False, stage="all")
+    except Exception as exc:
+        why = _unreadable(folders, secrets) or [str(exc)]
+        raise UsageError(f"cannot read the variables of {host.name} in {inventory}: "
+                         f"{'; '.join(why)}") from exc
+    variables = {k: v for k, v in found.items() if k not in INTERNAL_STATIC_VARS}
+    variables.update((k, v) for k, v in host.get_vars().items() if k in INTERNAL_STATIC_VARS)
+    return variables
+
+
+def _vault_secrets(loader: Any, inventory: Path, folders: list[Path]) -> list[Any]:
+    """The vault passwords Ansible's configuration names (vault_password_file,
+    vault_identity_list), as ansible-playbook reads them for `install`: read only where the
+    inventory holds vaulted text (a password file may be a script), never prompted for."""
+    if not _vaulted_files(inventory, folders):
+        return []
+    from ansible import constants as C  # noqa: PLC0415 - Ansible's own name
+    from ansible.parsing.vault import get_file_vault_secret  # noqa: PLC0415
+
+    configured = [*C.DEFAULT_VAULT_IDENTITY_LIST]
+    if C.DEFAULT_VAULT_PASSWORD_FILE:
+        configured.append(C.DEFAULT_VAULT_PASSWORD_FILE)
+    secrets = []
+    for slug in configured:
+        label, _, source = slug.partition("@") if "@" in slug else ("", "", slug)
+        if source in ("prompt", "prompt_ask_vault_pass"):
+            continue  # the doctor runs unattended (health checks, CI)
+        try:
+            secret = get_file_vault_secret(filename=source, vault_id=label or None,
+                                           loader=loader)
+            secret.load()
+        except Exception as exc:
+            raise UsageError(f"cannot read the vault password {source} that Ansible's "
+                             f"configuration names: {exc}") from exc
+        secrets.append((label or C.DEFAULT_VAULT_IDENTITY, secret))
+    loader.set_vault_secrets(secrets)  # whole vaulted files, and values before Ansible 2.19
+    return secrets
+
+
+def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[Path],
+           secrets: list[Any]) -> dict[str, Any]:
+    """The variables in plain JSON types, vaulted values decrypted with the configured vault
+    passwords; one that cannot be is a UsageError naming it."""
+
+    def convert(value: object) -> str:
+        if type(value).__name__ in VAULTED and secrets:
+            return _decrypt(value, secrets, f"{inventory}: {host}")
+        return _iso_date(value)
+
+    try:
+        plain: dict[str, Any] = json.loads(json.dumps(variables, default=convert))
+    except TypeError as exc:
+        odd = _first_odd(variables, "")
+        if odd is None:
+            raise UsageError(f"cannot read the variables of {host} in {inventory}: {exc}"
+                             ) from exc
+        key, value = odd
+        if type(value).__name__ not in VAULTED:
+            raise UsageError(f"{inventory}: {host}: {key} is a {type(value).__name__}, "
+                             "which the doctor cannot read") from exc
+        files = ", ".join(str(p) for p in _vaulted_files(inventory, folders))
+        where = f" (in {files})" if files else ""
+        raise UsageError(f"{inventory}: {host}: {key} is vaulted{where}, and {NO_VAULT}"
+                         ) from exc
+    return plain
+
+
+def _decrypt(value: object, secrets: list[Any], where: str) -> str:
+    """An inline `!vault` value in clear (Ansible 2.19 decrypts those through a process-wide
+    context that only its CLIs set up; earlier ones through the loader's secrets)."""
+    from ansible.parsing import vault  # noqa: PLC0415
+
+    helper = getattr(vault, "VaultHelper", None)
+    try:
+        if helper is None:
+            return str(value)
+        ciphertext = helper.get_ciphertext(value, with_tags=False)
+        clear: bytes = vault.VaultLib(secrets=secrets).decrypt(ciphertext)
+        return clear.decode()
+    except Exception as exc:
+        raise UsageError(f"{where}: a vaulted value does not decrypt with the configured "
+                         f"vault password: {exc}") from exc
+
+
+def _iso_date(value: object) -> str:
+    """YAML dates and times as ansible-inventory prints them."""
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a JSON type")
+
+
+def _first_odd(value: object, key: str) -> tuple[str, object] | None:
+    """The key path and value of the first value json cannot write, if there is one."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            odd = _first_odd(v, f"{key}.{k}" if key else str(k))
+            if odd is not None:
+                return odd
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            odd = _first_odd(v, f"{key}[{i}]")
+            if odd is not None:
+                return odd
+        return None
+    if value is None or isinstance(value, (str, int, float, date, time)):
+        return None
+    return key, value
+
+
+def _unreadable(folders: list[Path], secrets: list[Any]) -> list[str]:
+    """The variable files Ansible cannot read, and why, for a message (Ansible's own errors
+    for them name no file)."""
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+
+    loader = DataLoader()
+    loader.set_vault_secrets(secrets)
+    why = []
+    for path in _files(folders):
+        try:
+            if not secrets and path.read_bytes().lstrip().startswith(b"$ANSIBLE_VAULT"):
+                why.append(f"{path} is vaulted, and {NO_VAULT}")
+            else:
+                loader.load_from_file(str(path))
+        except Exception as exc:
+            why.append(f"{path}: {exc}")
+    return why
+
+
+def _files(folders: list[Path]) -> list[Path]:
+    """The files in the variable folders that Ansible may read: any directly inside (named
+    after a host or group, whose name may hold dots), YAML or JSON ones below (no hidden
+    files or backups)."""
+    from ansible.constants import YAML_FILENAME_EXTENSIONS  # noqa: PLC0415
+
+    return [path for folder in folders for path in sorted(folder.rglob("*"))
+            if path.is_file() and not path.name.startswith(".") and not path.name.endswith("~")
+            and (path.parent == folder or path.suffix in ("", *YAML_FILENAME_EXTENSIONS))]
+
+
+def _vaulted_files(inventory: Path, folders: list[Path]) -> list[Path]:
+    """The inventory's files, and those of its variable folders, that hold vaulted text."""
+    sources = sorted(inventory.iterdir()) if inventory.is_dir() else [inventory]
+    return [path for path in [*sources, *_files(folders)] if _has_vault(path)]
+
+
+def _has_vault(path: Path) -> bool:
+    try:
+        return path.is_file() and b"$ANSIBLE_VAULT" in path.read_bytes()
+    except OSError:
+        return False
+
+
+def cache_key(inventory: Path, limit: str | None) -> str | None:
+    """What a kept answer is filed under, or None when the inventory cannot be kept."""
+    try:
+        if not inventory.is_file() or os.access(inventory, os.X_OK):
+            return None  # a folder or an executable (dynamic) inventory
+        if any((inventory.parent / name).exists() for name in VARS_DIRS):
+            return None  # read with the inventory when vars plugins run at its start
+        data = inventory.read_bytes()
+    except OSError:
+        return None
+    if b"$ANSIBLE_VAULT" in data or b"!vault" in data or PLUGIN_CONFIG.search(data):
+        return None
+    digest = hashlib.sha256()
+    for part in (__version__.encode(), _ansible_release(), str(inventory.resolve()).encode(),
+                 data, (limit or "all").encode(), *_config_parts()):
+        digest.update(b"%d:" % len(part) + part)
+    return digest.hexdigest()
+
+
+def _ansible_release() -> bytes:
+    """Ansible's release file (its version), found without importing Ansible."""
+    spec = importlib.util.find_spec("ansible")
+    if spec is None or spec.origin is None:
+        return b""
+    try:
+        return (Path(spec.origin).parent / "release.py").read_bytes()
+    except OSError:
+        return b""
+
+
+def _config_parts() -> list[bytes]:
+    parts = [f"{k}={v}".encode() for k, v in sorted(os.environ.items())
+             if k.startswith("ANSIBLE_")]
+    for name in (os.environ.get("ANSIBLE_CONFIG", ""), *CONFIG_FILES):
+        if not name:
+            continue
+        path = Path(name).expanduser()
+        try:
+            parts += [str(path.resolve()).encode(), path.read_bytes()]
+        except OSError:
+            parts.append(b"-")
+    return parts
+
+
+def cache_dir() -> Path:
+    return Path.home() / ".cache" / "ascend-env" / "inventories"
+
+
+def _load(key: str) -> HostVars | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        hosts = json.loads(path.read_text())
+        os.utime(path)  # most recently used: kept longest
+    except (OSError, ValueError):
+        return None
+    return hosts if isinstance(hosts, dict) and hosts else None
+
+
+def _keep(key: str, hosts: HostVars) -> None:
+    """Write the answer (private: inventories hold connection secrets) and drop the oldest;
+    a cache that cannot be written only costs the next run its speed."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")  # created 0600
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(hosts, fh)
+        Path(tmp).replace(folder / f"{key}.json")
+        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[KEEP:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,221 @@
+"""`ascend-env doctor`: capture -> facts -> the check suite (pytest, in-process) -> Report.
+
+Each target is captured once (live through a testinfra transport, or read from a saved
+capture); facts are parsed centrally; then the suite (ascend_env/doctor/suite.py) runs checks/ once
+for all targets, every check parametrised by target. Level 1 checks read only facts; level
+2/3 checks (smoke workloads) take the `host` fixture and run things on the target.
+
+Only what starts the probes is imported before they run: pydantic's models (reports,
+captures, the matrix), pytest and the facts parsers load while the targets are being probed,
+so the imports overlap the probes' round trips (a health check pays for the longer of the
+two, not their sum).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ascend_env.core.errors import AscendEnvError, UsageError
+from ascend_env.doctor.collect import (
+    Captured,
+    ProbeOptions,
+    capture_hosts,
+    capture_local,
+    resolve_hosts,
+)
+
+if TYPE_CHECKING:
+    from ascend_env.doctor.report import FleetReport, Report
+    from ascend_env.facts.capture import CollectResult
+    from ascend_env.spec.model import EnvSpec
+
+LEVELS = (1, 2, 3)
+
+
+# -- the whole run ----------------------------------------------------------------------------
+
+@dataclass
+class DoctorOptions:
+    """What `ascend-env doctor` was asked to do."""
+
+    spec: EnvSpec | None = None
+    inventory: Path | None = None
+    limit: str | None = None
+    target: str | None = None
+    ssh_config: Path | None = None
+    from_files: list[Path] = field(default_factory=list)
+    level: int = 1
+    only: tuple[str, ...] = ()
+    python: str | None = None
+    run_users: tuple[str, ...] = ()
+    timeout_s: float = 300.0
+
+    @property
+    def fleet(self) -> bool:
+        return self.inventory is not None
+
+
+# What the rest of a run imports: pytest, the report and capture models, the facts parsers,
+# and what the check modules import. tests/cli/test_startup.py keeps the list whole.
+SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.model",
+                 "ascend_env.doctor.suite", "ascend_env.spec.model",
+                 "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
+                 "ascend_env.install.actions",
+                 "ascend_env.image.inspection")
+
+
+def prepare_suite() -> None:
+    """Load what the rest of the run needs (~0.3 s, most of it imports, the matrix and chip
+    tables too), called while the probes run."""
+    for name in SUITE_MODULES:
+        importlib.import_module(name)
+    from ascend_env.spec.matrix import load_chips, load_matrix  # noqa: PLC0415
+
+    # A broken table is reported by the checks that read it, as without this warm-up.
+    with contextlib.suppress(Exception):
+        load_matrix()
+        load_chips()
+
+
+def probe_options(options: DoctorOptions) -> ProbeOptions:
+    spec = options.spec
+    return ProbeOptions(install_path=spec.install.path if spec else "/usr/local/Ascend",
+                        python=options.python, venv=spec.python.venv if spec else None,
+                        users=options.run_users)
+
+
+def captured_targets(options: DoctorOptions,
+                     while_waiting: Callable[[], None] | None = None) -> list[Captured]:
+    """Every target's capture (or why there is none), in the order they were named.
+
+    `while_waiting` runs once the probes are under way (in this thread), to use the time
+    they take; it runs in every case, after the captures when there is nothing to wait for.
+    """
+    if options.from_files:
+        from ascend_env.facts.capture import load_capture  # noqa: PLC0415
+
+        out = []
+        for path in options.from_files:
+            for capture in load_capture(path):
+                out.append(Captured(name=capture.host or path.stem, capture=capture,
+                                    extra={"source": str(path)}))
+        if while_waiting is not None:
+            while_waiting()
+        return out
+    probe = probe_options(options)
+    if options.inventory is None and options.target is None:
+        # The probe's process runs on another core; a thread waits for it meanwhile.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(capture_local, probe)
+            if while_waiting is not None:
+                while_waiting()
+            local = pending.result()
+        if options.level > 1:  # smoke checks run things through a testinfra Host
+            local.host = resolve_hosts(target="local://")[0][1]
+        return [local]
+    hosts = resolve_hosts(inventory=options.inventory, limit=options.limit,
+                          target=options.target, ssh_config=options.ssh_config)
+    return capture_hosts(hosts, probe, timeout_s=options.timeout_s, while_waiting=while_waiting)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
+    """Facts and the check suite for every captured target; a Report per target."""
+    # Loaded while the probes ran (prepare_suite).
+    from ascend_env.doctor.report import Report, SpecRef  # noqa: PLC0415
+    from ascend_env.doctor.suite import DoctorContext, Target, run_checks  # noqa: PLC0415
+    from ascend_env.facts.model import facts_from_capture  # noqa: PLC0415
+
+    started, clock = now_iso(), time.monotonic()
+    spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
+        if options.spec else None
+    targets, reports = [], {}
+    for item in captured:
+        source = str(item.extra.get("source", "live"))
+        if item.capture is None:
+            reports[item.name] = Report(host=item.name, reachable=False, error=item.error,
+                                        spec=spec_ref, level=options.level, started=started,
+                                        source=source)
+            continue
+        facts = facts_from_capture(item.capture)
+        targets.append(Target(name=item.name, facts=facts, host=item.host, source=source))
+        reports[item.name] = Report(host=item.name, spec=spec_ref, level=options.level,
+                                    started=started, source=source,
+                                    captured_at=item.capture.captured_at or None)
+    if targets:
+        plugin = run_checks(DoctorContext(targets=targets, spec=options.spec,
+                                          level=options.level, only=options.only,
+                                          run_users=options.run_users))
+        for name, results in plugin.results.items():
+            reports[name].checks = results
+    elapsed = time.monotonic() - clock
+    for item in captured:
+        reports[item.name].duration_s = round(elapsed + item.duration_s, 3)
+        reports[item.name].summarize()
+    return [reports[item.name] for item in captured]
+
+
+def as_document(reports: list[Report], options: DoctorOptions, started: str,
+                duration_s: float) -> Report | FleetReport:
+    """One Report for one target; a FleetReport for an inventory or a list of captures."""
+    from ascend_env.doctor.report import FleetReport  # noqa: PLC0415
+
+    if len(reports) == 1 and not options.fleet:
+        return reports[0]
+    spec_ref = reports[0].spec if reports else None
+    return FleetReport(spec=spec_ref, level=options.level, started=started,
+                       duration_s=round(duration_s, 3), hosts=reports).summarize()
+
+
+def doctor(options: DoctorOptions) -> Report | FleetReport:
+    """Capture every target, run the suite, build the report."""
+    if options.level not in LEVELS:
+        raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
+    started, clock = now_iso(), time.monotonic()
+    # The suite's imports allocate a few hundred thousand objects that live as long as the
+    # process: the cyclic collector walked them ~150 times (~30 ms of a one-host doctor).
+    # It waits until they are in, they are frozen (later collections skip them), and it
+    # runs again for the checks, so a long fleet run still frees its cycles.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        captured = captured_targets(options, while_waiting=prepare_suite)
+        if collecting:
+            gc.freeze()
+            gc.enable()
+        reports = evaluate(captured, options)
+    finally:
+        if collecting:
+            gc.enable()
+            gc.unfreeze()  # for callers that live on (tests, install's post-install doctor)
+    return as_document(reports, options, started, time.monotonic() - clock)
+
+
+def collect(options: DoctorOptions, output: Path, *, redact: bool = False) -> CollectResult:
+    """Capture the targets into one file (a list for several hosts) for `doctor --from`."""
+    from ascend_env.facts.capture import CollectedHost, CollectResult, save_captures  # noqa: PLC0415
+    from ascend_env.facts.capture import redact as redact_captures  # noqa: PLC0415
+
+    captured = captured_targets(options)
+    captures = [c.capture for c in captured if c.capture is not None]
+    if not captures:
+        reasons = "; ".join(f"{c.name}: {c.error}" for c in captured)
+        raise AscendEnvError(f"no host could be captured: {reasons}")
+    if redact:
+        captures = redact_captures(captures)
+    save_captures(output, captures)
+    return CollectResult(output=str(output), redacted=redact, hosts=[
+        CollectedHost(name=c.name, captured=c.capture is not None, error=c.error)
+        for c in captured])

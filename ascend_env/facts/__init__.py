@@ -1,0 +1,1 @@
+"""The capture model, the parsers by area and the Facts model built from a capture."""

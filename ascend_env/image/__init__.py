@@ -1,0 +1,1 @@
+"""Container images: render the build context, build, validate, run on a device."""

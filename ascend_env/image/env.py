@@ -1,0 +1,127 @@
+"""What CANN's set_env.sh scripts export, per CANN era, as the image's ENV lines.
+
+The official images copy these variables into `ENV` so that nothing needs sourcing
+(ascend-facts §2.2, the table "Full set as copied into the official images"). Path lists are
+written out in full, never as `$LD_LIBRARY_PATH` appends, so the image does not depend on
+what the base image happened to set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ascend_env.core.versions import AscendVersion
+from ascend_env.install.actions import NEW_LAYOUT
+from ascend_env.spec.model import EnvSpec
+
+# PATH of the Debian/Ubuntu/openEuler base images; the CANN entries go in front of it.
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+# NNAL's set_env.sh defaults (ascend-facts §2.2, "NNAL script"); the misspelt GLOABL is theirs.
+ATB_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("ATB_STREAM_SYNC_EVERY_KERNEL_ENABLE", "0"),
+    ("ATB_STREAM_SYNC_EVERY_RUNNER_ENABLE", "0"),
+    ("ATB_STREAM_SYNC_EVERY_OPERATION_ENABLE", "0"),
+    ("ATB_OPSRUNNER_KERNEL_CACHE_LOCAL_COUNT", "1"),
+    ("ATB_OPSRUNNER_KERNEL_CACHE_GLOABL_COUNT", "5"),
+    ("ATB_WORKSPACE_MEM_ALLOC_ALG_TYPE", "1"),
+    ("ATB_COMPARE_TILING_EVERY_KERNEL", "0"),
+    ("ATB_SHARE_MEMORY_NAME_SUFFIX", ""),
+    ("ATB_MATMUL_SHUFFLE_K_ENABLE", "1"),
+    ("LCCL_DETERMINISTIC", "0"),
+    ("LCCL_PARALLEL", "0"),
+)
+CMAKE_FROM = AscendVersion.parse("9.0.0")
+# The C++ ABI of the NNAL libraries: the 8.5.0 and 9.x official images use cxx_abi_1.
+ATB_CXX_ABI = 1
+
+
+@dataclass(frozen=True)
+class CannLayout:
+    """Where one CANN release lives inside the image."""
+
+    install_path: str
+    version: str
+    new: bool  # 8.5.0+: cann-<ver>/ with cann -> cann-<ver>; before: ascend-toolkit/<ver>
+
+    @property
+    def home(self) -> str:
+        """ASCEND_TOOLKIT_HOME as the official images of this era set it."""
+        if self.new:
+            return f"{self.install_path}/cann-{self.version}"
+        return f"{self.install_path}/ascend-toolkit/latest"
+
+    @property
+    def set_env(self) -> str:
+        """The documented toolkit environment script of this era (ascend-facts §2.1)."""
+        if self.new:
+            return f"{self.install_path}/cann/set_env.sh"
+        return f"{self.install_path}/ascend-toolkit/set_env.sh"
+
+    @property
+    def nnal_set_env(self) -> str:
+        return f"{self.install_path}/nnal/atb/set_env.sh"
+
+    @property
+    def driver(self) -> str:
+        return f"{self.install_path}/driver"
+
+
+def cann_layout(spec: EnvSpec) -> CannLayout:
+    """The layout the spec's CANN release installs into."""
+    version = spec.cann.version
+    return CannLayout(install_path=spec.install.path.rstrip("/") or "/", version=version.raw,
+                      new=version.release() >= NEW_LAYOUT)
+
+
+@dataclass
+class ImageEnv:
+    """The ENV lines of the final image, in order."""
+
+    variables: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.variables)
+
+
+def cann_env(spec: EnvSpec) -> ImageEnv:
+    """Every variable the toolkit's (and NNAL's) set_env.sh would export, fully expanded."""
+    layout = cann_layout(spec)
+    home = layout.home
+    drv = f"{layout.driver}/lib64"
+    # The driver's directories come first: the driver is mounted from the host at run time.
+    ld = [drv, f"{drv}/common", f"{drv}/driver", f"{home}/lib64",
+          f"{home}/lib64/plugin/opskernel", f"{home}/lib64/plugin/nnengine",
+          f"{home}/opp/built-in/op_impl/ai_core/tbe/op_tiling", f"{home}/tools/aml/lib64",
+          f"{home}/tools/aml/lib64/plugin"]
+    path = [f"{home}/bin", f"{home}/compiler/ccec_compiler/bin",
+            f"{home}/tools/ccec_compiler/bin"]
+    if layout.new:
+        path += [f"{home}/tools/profiler/bin", f"{home}/tools/ascend_system_advisor/asys",
+                 f"{home}/tools/show_kernel_debug_data", f"{home}/tools/msobjdump"]
+    python_path = [f"{home}/python/site-packages", f"{home}/opp/built-in/op_impl/ai_core/tbe"]
+    variables: list[tuple[str, str]] = [("ASCEND_TOOLKIT_HOME", home)]
+    if layout.new:
+        variables.append(("ASCEND_TOOLKIT_LATEST_HOME",
+                          f"{layout.install_path}/ascend-toolkit/latest"))
+    variables += [("ASCEND_HOME_PATH", home), ("ASCEND_OPP_PATH", f"{home}/opp"),
+                  ("ASCEND_AICPU_PATH", home), ("TOOLCHAIN_HOME", f"{home}/toolkit")]
+    if spec.cann.version.release() >= CMAKE_FROM:
+        # 9.0.0+ images add CMake's search path (ascend-facts §2.2, last row).
+        variables.append(("CMAKE_PREFIX_PATH", f"{home}/toolkit/tools/tikicpulib/lib/cmake:"
+                                               f"{home}/lib64/cmake"))
+    if "nnal" in spec.cann.packages:
+        atb = f"{layout.install_path}/nnal/atb/latest/atb/cxx_abi_{ATB_CXX_ABI}"
+        variables.append(("ATB_HOME_PATH", atb))
+        ld = [f"{atb}/lib", f"{atb}/examples", f"{atb}/tests/atbopstest", *ld]
+        path = [f"{atb}/bin", *path]
+        variables += list(ATB_DEFAULTS)
+    variables += [("LD_LIBRARY_PATH", ":".join(ld)),
+                  ("PYTHONPATH", ":".join(python_path)),
+                  ("PATH", ":".join([*path, *SYSTEM_PATH]))]
+    return ImageEnv(variables)
+
+
+def framework_env(spec: EnvSpec) -> ImageEnv:
+    """The framework venv goes in front of PATH (set after the CANN ENV, as its own layer)."""
+    venv = spec.python.venv.rstrip("/")
+    return ImageEnv([("VIRTUAL_ENV", venv), ("PATH", f"{venv}/bin:$PATH")])

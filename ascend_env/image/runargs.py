@@ -1,0 +1,231 @@
+"""`ascend-env image run-args`: the container arguments that give a container its NPUs.
+
+Plain docker/podman get every device node and the host's driver files (ascend-facts §8.1,
+§8.2); the Ascend Docker Runtime gets `ASCEND_VISIBLE_DEVICES` and mounts the nodes itself
+(§8.3). Everything the host provides is mounted read-only; with SELinux enforcing the mounts
+are relabelled with `:z` (shared, never `:Z`, which would take the files from the host, §10).
+"""
+
+from __future__ import annotations
+
+import grp
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ascend_env.core.errors import UsageError
+from ascend_env.spec.matrix import load_chips
+from ascend_env.spec.model import EnvSpec
+
+RUN_ARGS_SCHEMA = "ascend-env/run-args/v1"
+Runtime = Literal["docker", "podman", "ascend-docker-runtime"]
+SelinuxMode = Literal["auto", "on", "off"]
+RUNTIMES: tuple[Runtime, ...] = ("docker", "podman", "ascend-docker-runtime")
+
+# Management nodes every NPU container needs besides its davinciN (ascend-facts §8.1).
+CONTROL_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+DCMI = "/usr/local/dcmi"
+NPU_SMI = "/usr/local/bin/npu-smi"
+INSTALL_INFO = "/etc/ascend_install.info"
+# Mounted when the host has them: HCCL's RoCE configuration and the device logs (MindSpore's
+# docker guide, ascend-facts §8.2). A missing host path would become an empty directory.
+OPTIONAL_FILES = ("/etc/hccn.conf",)
+DEFAULT_INSTALL_PATH = "/usr/local/Ascend"
+DEFAULT_USER = "HwHiAiUser"
+
+
+class RunArgs(BaseModel):
+    """The arguments for `docker run` / `podman run`, and why each is there."""
+
+    schema_: str = Field(RUN_ARGS_SCHEMA, alias="schema")
+    runtime: Runtime
+    devices: list[int] = Field(description="the NPU (davinci) device numbers given to the "
+                               "container")
+    args: list[str] = Field(description="arguments to put before the image name")
+    env: dict[str, str] = Field(default_factory=dict)
+    selinux_relabel: bool
+    notes: list[str] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
+
+    def command_line(self, image: str = "IMAGE") -> str:
+        """A shell line for a terminal: the runtime's `run` with the arguments."""
+        tool = "podman" if self.runtime == "podman" else "docker"
+        return " ".join([tool, "run", *(shlex.quote(a) for a in self.args),
+                         shlex.quote(image)])
+
+
+@dataclass(frozen=True)
+class HostView:
+    """What run-args reads from the host; tests give a fake one."""
+
+    root: Path = Path("/")
+
+    def exists(self, path: str) -> bool:
+        return (self.root / path.lstrip("/")).exists()
+
+    def davinci_numbers(self) -> list[int]:
+        found = []
+        for node in (self.root / "dev").glob("davinci*"):
+            match = re.fullmatch(r"davinci(\d+)", node.name)
+            if match:
+                found.append(int(match.group(1)))
+        return sorted(found)
+
+    def selinux_enforcing(self) -> bool:
+        enforce = self.root / "sys/fs/selinux/enforce"
+        try:
+            return enforce.read_text().strip() == "1"
+        except OSError:
+            return False
+
+    def group_gid(self, name: str) -> int | None:
+        if self.root != Path("/"):
+            return _gid_from_file(self.root / "etc/group", name)
+        try:
+            return grp.getgrnam(name).gr_gid
+        except KeyError:
+            return None
+
+
+def _gid_from_file(path: Path, name: str) -> int | None:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split(":")
+        if len(fields) >= 3 and fields[0] == name and fields[2].isdigit():
+            return int(fields[2])
+    return None
+
+
+@dataclass(frozen=True)
+class RunArgsRequest:
+    """What the user asked for."""
+
+    devices: str = "all"  # "all" or a comma list of NPU numbers
+    runtime: Runtime = "docker"
+    selinux: SelinuxMode = "auto"
+    spec: EnvSpec | None = None
+    shm_size: str | None = None  # None: --ipc=host (HCCL and dataloaders share memory)
+
+
+def _parse_numbers(text: str) -> list[int]:
+    numbers: list[int] = []
+    for raw in text.split(","):
+        part = raw.strip()
+        if not part:
+            continue
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if match is None:
+            raise UsageError(f"--devices {text!r}: give NPU numbers like 0,1 or 0-3, or 'all'")
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if last < first:
+            raise UsageError(f"--devices {text!r}: the range {part} runs backwards")
+        numbers += range(first, last + 1)
+    if not numbers:
+        raise UsageError("--devices is empty: give NPU numbers like 0,1, or 'all'")
+    return sorted(set(numbers))
+
+
+def select_devices(request: RunArgsRequest, host: HostView) -> tuple[list[int], list[str]]:
+    """The davinci device numbers, and notes on how they were chosen.
+
+    The numbers are those of /dev/davinciN and of ASCEND_VISIBLE_DEVICES: one per chip, so
+    an NPU card with two chips (Atlas 300I Duo, A3) is two devices (chips data).
+    """
+    notes: list[str] = []
+    spec = request.spec
+    chip = load_chips().get(spec.hardware.chip) if spec else None
+    if request.devices.strip().lower() != "all":
+        numbers = _parse_numbers(request.devices)
+        if spec is not None and chip is not None:
+            count = spec.hardware.devices or chip.devices.default
+            beyond = [n for n in numbers if n >= count]
+            if beyond:
+                raise UsageError(f"--devices {request.devices}: {spec.name} has {count} "
+                                 f"devices (0-{count - 1}); {beyond} do not exist there")
+        return numbers, notes
+    if spec is not None and chip is not None:
+        count = spec.hardware.devices or chip.devices.default
+        if chip.chips_per_card > 1:
+            notes.append(f"{chip.family}: {chip.chips_per_card} chips per card, each its own "
+                         f"davinci device ({count} devices for "
+                         f"{count // chip.chips_per_card} cards)")
+        return list(range(count)), notes
+    present = host.davinci_numbers()
+    if not present:
+        raise UsageError("--devices all: this host has no /dev/davinciN; name the devices "
+                         "(--devices 0,1) or the spec (--profile/--spec) whose devices to use")
+    notes.append(f"devices found on this host: /dev/davinci{{{','.join(map(str, present))}}}")
+    return present, notes
+
+
+def _relabel(request: RunArgsRequest, host: HostView) -> bool:
+    if request.selinux == "auto":
+        return host.selinux_enforcing()
+    return request.selinux == "on"
+
+
+def run_args(request: RunArgsRequest, host: HostView | None = None) -> RunArgs:
+    """The exact arguments for the runtime, device selection and host."""
+    host = host or HostView()
+    devices, notes = select_devices(request, host)
+    relabel = _relabel(request, host)
+    spec = request.spec
+    install_path = (spec.install.path if spec else DEFAULT_INSTALL_PATH).rstrip("/")
+    user = spec.install.user if spec else DEFAULT_USER
+    driver = f"{install_path}/driver"
+
+    def volume(path: str) -> str:
+        return f"{path}:{path}:ro" + (",z" if relabel else "")
+
+    args: list[str] = []
+    env: dict[str, str] = {}
+    if request.runtime == "ascend-docker-runtime":
+        # The runtime's hook adds the device nodes, driver/lib64, dcmi and npu-smi itself
+        # (its base.list); HCCL also needs the rest of the driver folder (topology files,
+        # hccn_tool), which base.list leaves out (ascend-facts §8.2, §8.3).
+        visible = ",".join(map(str, devices))
+        env["ASCEND_VISIBLE_DEVICES"] = visible
+        args += ["--runtime", "ascend", "-e", f"ASCEND_VISIBLE_DEVICES={visible}"]
+        mounts = [driver, INSTALL_INFO]
+        notes.append("the Ascend Docker Runtime mounts the device nodes, driver/lib64, dcmi and "
+                     "npu-smi; the whole driver folder is added for HCCL")
+    else:
+        for number in devices:
+            args += ["--device", f"/dev/davinci{number}"]
+        for node in CONTROL_NODES:
+            args += ["--device", node]
+        mounts = [driver, DCMI, NPU_SMI, INSTALL_INFO]
+    for optional in OPTIONAL_FILES:
+        if host.exists(optional):
+            mounts.append(optional)
+    for path in mounts:
+        args += ["-v", volume(path)]
+    if request.shm_size:
+        args.append(f"--shm-size={request.shm_size}")
+    else:
+        args.append("--ipc=host")
+    gid = host.group_gid(user)
+    if gid is not None:
+        # The device nodes belong to this group (crw-rw----): a non-root container user needs
+        # the host's gid, whatever the group is called inside the image.
+        args += ["--group-add", str(gid)]
+    else:
+        notes.append(f"no group {user} on this host: without the driver's group only root in "
+                     "the container can open the devices")
+    if request.runtime == "podman":
+        # Rootless podman maps groups away; keep-groups passes the caller's own groups on.
+        notes.append("rootless podman: add --group-add keep-groups (crun) if the caller is in "
+                     f"the {user} group")
+    if relabel:
+        notes.append("SELinux is enforcing: mounts are relabelled shared (:z); devices need "
+                     "the container-selinux policy or --security-opt label=disable")
+    return RunArgs(runtime=request.runtime, devices=devices, args=args, env=env,
+                   selinux_relabel=relabel, notes=notes)

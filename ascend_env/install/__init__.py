@@ -1,0 +1,1 @@
+"""Install: a verified repository (fetch, wheelhouse) and ansible-playbook runs."""

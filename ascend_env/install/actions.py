@@ -1,0 +1,137 @@
+"""What the install playbook must do on one host, decided from that host's current state.
+
+The playbook's preflight role reads the host (roles/preflight/files/host_state.py) and calls
+`decide` through a filter plugin, so the vendor's ordering and downgrade rules live in one
+typed, unit-tested place instead of in Jinja conditions (ascend-facts.md §1.2, §5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from ascend_env.core.versions import AscendVersion, try_parse
+
+HdkAction = Literal["none", "full", "upgrade"]
+CannAction = Literal["none", "install", "upgrade"]
+
+# From CANN 8.5.0 the toolkit lives in cann-<version>/ and going back needs an uninstall of
+# the newer version first; `--upgrade` cannot downgrade (CANN-850; CANN-RN850).
+NEW_LAYOUT = AscendVersion.parse("8.5.0")
+
+
+@dataclass
+class Actions:
+    """The per-host decisions, as plain data for Ansible."""
+
+    driver: HdkAction = "none"
+    firmware: HdkAction = "none"
+    firmware_first: bool = False
+    toolkit: CannAction = "none"
+    ops: CannAction = "none"
+    nnal: CannAction = "none"
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A dictionary for the playbook (filters must return plain data)."""
+        return asdict(self)
+
+
+def _version(value: object) -> AscendVersion | None:
+    return try_parse(str(value)) if value else None
+
+
+def _hdk_action(name: str, installed: AscendVersion | None, target: AscendVersion | None,
+                force: bool, actions: Actions) -> HdkAction:
+    if target is None:
+        return "none"
+    if installed is None:
+        return "full"
+    if installed == target:
+        return "none"
+    if target < installed and not force:
+        actions.errors.append(
+            f"{name} {installed.raw} is installed and the spec asks for the older "
+            f"{target.raw}; refusing a downgrade (rerun with --force to allow it)")
+        return "none"
+    return "upgrade"
+
+
+def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False) -> Actions:
+    """Decide every component's action for one host.
+
+    `host` is host_state.py's JSON; `target` the plan's versions and wanted components:
+    {"driver": v|None, "firmware": v|None, "cann": v|None, "packages": [...],
+     "min_driver": v|None}.
+    """
+    actions = Actions()
+    installed = host.get("installed", {})
+    wanted = set(target.get("packages", []))
+
+    driver_now = _version(installed.get("driver"))
+    firmware_now = _version(installed.get("firmware"))
+    if driver_now is not None and not installed.get("driver_complete", True):
+        # version.info without tools/upgrade-tool: an install that stopped half-way (ADEP26).
+        actions.notes.append(f"driver {driver_now.raw} is installed incompletely; reinstalling")
+        driver_now = None
+    actions.driver = _hdk_action("driver", driver_now, _version(target.get("driver")), force,
+                                 actions)
+    actions.firmware = _hdk_action("firmware", firmware_now, _version(target.get("firmware")),
+                                   force, actions)
+    # Fresh host: driver, then firmware. Both present: firmware first (ascend-facts §5.1).
+    actions.firmware_first = driver_now is not None and firmware_now is not None
+
+    min_driver = _version(target.get("min_driver"))
+    effective_driver = _version(target.get("driver")) if actions.driver != "none" else driver_now
+    if min_driver is not None and target.get("cann"):
+        if effective_driver is None:
+            actions.errors.append(
+                f"CANN {target['cann']} needs an NPU driver >= {min_driver.raw} and none is "
+                "installed; include the driver component")
+        elif effective_driver < min_driver and not force:
+            actions.errors.append(
+                f"CANN {target['cann']} needs driver >= {min_driver.raw}; driver "
+                f"{effective_driver.raw} would remain; install the driver too")
+
+    cann = _version(target.get("cann"))
+    if cann is not None:
+        _decide_cann(installed, cann, wanted, force, actions)
+    return actions
+
+
+def _decide_cann(installed: dict[str, Any], cann: AscendVersion, wanted: set[str], force: bool,
+                 actions: Actions) -> None:
+    toolkit_now = _version(installed.get("toolkit"))
+    if "toolkit" in wanted:
+        if toolkit_now is None:
+            actions.toolkit = "install"
+        elif toolkit_now == cann:
+            actions.toolkit = "none"
+        elif cann < toolkit_now:
+            if not force or max(cann, toolkit_now).release() >= NEW_LAYOUT:
+                actions.errors.append(
+                    f"CANN {toolkit_now.raw} is installed and the spec asks for the older "
+                    f"{cann.raw}; going back needs `--uninstall` of {toolkit_now.raw} first "
+                    "(the toolkit's --upgrade cannot downgrade)")
+            else:
+                actions.toolkit = "install"
+        elif cann.release() >= NEW_LAYOUT:
+            actions.toolkit = "upgrade"  # 8.5+ refuses to install beside an older toolkit
+        else:
+            actions.toolkit = "install"  # old layout: versions side by side, `latest` moves
+    toolkit_after = cann if actions.toolkit != "none" or toolkit_now == cann else toolkit_now
+    ops_now = _version(installed.get("ops"))
+    # Ops must match the toolkit of the same version in the same path (CANN-850).
+    if ("ops" in wanted or "kernels" in wanted) and (actions.toolkit != "none"
+                                                     or ops_now != cann):
+        actions.ops = "install"
+    if "nnal" in wanted:
+        nnal_now = _version(installed.get("nnal"))
+        if actions.toolkit != "none" or nnal_now != cann:
+            actions.nnal = "install"
+    if toolkit_after != cann and "toolkit" not in wanted and (actions.ops != "none"
+                                                               or actions.nnal != "none"):
+        found = toolkit_now.raw if toolkit_now else "none"
+        actions.errors.append(f"the operator/NNAL packages of CANN {cann.raw} need the toolkit "
+                              f"{cann.raw} in the same path; installed toolkit: {found}")

@@ -1,0 +1,267 @@
+"""EnvSpec: the environment a user asks for, as YAML, typed and checked.
+
+Loading is: read -> YAML -> `extends:` profile merge -> pydantic (shape, unknown keys) ->
+cross-validation against the matrix (compat.py). Every problem found on the way is collected
+with its key path, so one run reports all of them.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ascend_env.core.errors import Problem, SpecError, UsageError
+from ascend_env.core.resources import data_names, data_text
+from ascend_env.spec.matrix import Arch, ChipName, VendorVersion
+
+CannPackage = Literal["toolkit", "ops", "kernels", "nnal", "nnae", "nnrt"]
+OsFamily = Literal["ubuntu", "debian", "openeuler", "kylin", "centos", "rhel", "rocky", "ctyunos",
+                   "uos", "bclinux"]
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors: a typo must never silently fall back to a default.
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+def _pep440(value: str) -> str:
+    try:
+        Version(value)
+    except InvalidVersion as exc:
+        raise ValueError(f"{value!r} is not a Python package version") from exc
+    return value
+
+
+class Hardware(_Section):
+    """The NPU hardware of the target hosts."""
+
+    chip: ChipName = Field(description="chip family: 910, 910b, 910_93 (A3) or 310p")
+    devices: int | None = Field(None, ge=1, le=64,
+                                description="NPU devices per host; default from the chip")
+    arch: Arch = Field("aarch64", description="CPU architecture of the hosts")
+
+
+class OperatingSystem(_Section):
+    """The hosts' operating system."""
+
+    family: OsFamily = "ubuntu"
+    version: str = "22.04"
+
+
+class Driver(_Section):
+    """The NPU driver (HDK release)."""
+
+    version: VendorVersion = Field(description="HDK release, e.g. 25.5.0 or 25.0.RC1")
+
+
+class Firmware(_Section):
+    """The NPU firmware; unset means the one shipped in the driver's HDK bundle."""
+
+    version: VendorVersion | None = Field(None, description="firmware version, e.g. 7.7.0.1.231")
+
+
+class Cann(_Section):
+    """The CANN release and which of its packages to install."""
+
+    version: VendorVersion = Field(description="CANN release, e.g. 8.5.0 or 8.0.RC3")
+    packages: list[CannPackage] = Field(
+        default_factory=lambda: list[CannPackage](["toolkit", "ops"]),
+        description="`ops` is the chip's operator package (kernels before 8.5.0)")
+
+
+class PythonSpec(_Section):
+    """The Python that runs the frameworks."""
+
+    version: str = Field("3.11", pattern=r"^3\.\d+$", description="minor version, e.g. 3.11")
+    venv: str = Field("/opt/ascend-env/venv", description="virtual environment for frameworks")
+
+
+class Torch(_Section):
+    """PyTorch and its Ascend extension."""
+
+    version: str = Field(description="torch release, e.g. 2.9.0")
+    torch_npu: str = Field(description="torch_npu release, e.g. 2.9.0 or 2.1.0.post17")
+
+    _check = field_validator("version", "torch_npu")(_pep440)
+
+
+class MindSpore(_Section):
+    """MindSpore (the unified Ascend build)."""
+
+    version: str = Field(description="MindSpore release, e.g. 2.7.2")
+
+    _check = field_validator("version")(_pep440)
+
+
+class Frameworks(_Section):
+    """Deep-learning frameworks to install; either, both or none."""
+
+    torch: Torch | None = None
+    mindspore: MindSpore | None = None
+
+
+class Install(_Section):
+    """Where and as whom the vendor packages are installed."""
+
+    path: str = Field("/usr/local/Ascend", pattern=r"^/", description="install path")
+    user: str = Field("HwHiAiUser", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$",
+                      description="running user of driver and CANN")
+
+
+class Threads(_Section):
+    """CPU thread settings for AI CPU and framework threads."""
+
+    aicpu_per_core: int = Field(2, ge=1, le=8, description="AI CPU threads per physical core")
+    omp_num_threads: int | None = Field(None, ge=1, description="unset: derived from topology")
+
+
+class SELinux(_Section):
+    """SELinux labelling of the Ascend paths."""
+
+    manage: bool = Field(True, description="label the install path when SELinux is enforcing")
+    container_paths: list[str] = Field(default_factory=list,
+                                       description="extra host paths bind-mounted into containers")
+
+
+class Smoke(_Section):
+    """Thresholds for the smoke workloads."""
+
+    steps: int = Field(50, ge=5, le=100000)
+    timeout_s: int = Field(600, ge=10)
+    min_tflops_fraction: float | None = Field(None, gt=0, le=1,
+                                              description="unset: the chip's default floor")
+    min_busbw_gbps: float | None = Field(None, gt=0)
+
+
+class EnvSpec(_Section):
+    """A whole Ascend environment: hardware, driver, CANN, frameworks and host settings."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    hardware: Hardware
+    os: OperatingSystem = Field(default_factory=OperatingSystem)
+    driver: Driver
+    firmware: Firmware = Field(default_factory=Firmware)
+    cann: Cann
+    python: PythonSpec = Field(default_factory=PythonSpec)
+    frameworks: Frameworks = Field(default_factory=Frameworks)
+    install: Install = Field(default_factory=Install)
+    threads: Threads = Field(default_factory=Threads)
+    selinux: SELinux = Field(default_factory=SELinux)
+    smoke: Smoke = Field(default_factory=Smoke)
+
+    def digest(self) -> str:
+        """A stable sha256 of the spec's content (what reports and image labels carry)."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True,
+                               separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def profile_names() -> list[str]:
+    """Names of the shipped profiles."""
+    return [name.removesuffix(".yaml") for name in data_names("profiles")
+            if name.endswith(".yaml")]
+
+
+def profile_document(name: str) -> dict[str, Any]:
+    """The raw YAML mapping of a shipped profile."""
+    if name not in profile_names():
+        raise UsageError(
+            f"unknown profile {name!r}; available profiles: {', '.join(profile_names())}")
+    document = yaml.safe_load(data_text(f"profiles/{name}.yaml"))
+    assert isinstance(document, dict), f"profile {name} is not a mapping"
+    return document
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings; lists and scalars in `override` replace those in `base`."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The YAML mapping in a spec file; unreadable files are usage errors (exit 2)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read spec file {path}: {exc}") from exc
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise SpecError(str(path), [Problem(path="", message=f"not valid YAML at {where}: "
+                                            f"{reason}")]) from exc
+    if not isinstance(document, dict):
+        kind = "empty" if document is None else type(document).__name__
+        raise SpecError(str(path), [Problem(
+            path="", message=f"a spec must be a YAML mapping of keys, this file is {kind}")])
+    return document
+
+
+def expand(document: dict[str, Any], origin: str) -> dict[str, Any]:
+    """Apply `extends: <profile>`: the profile first, the document's keys over it."""
+    parent = document.get("extends")
+    if parent is None:
+        return document
+    if not isinstance(parent, str):
+        raise SpecError(origin, [Problem(path="extends", value=parent,
+                                         message="must be the name of a profile")])
+    if parent not in profile_names():
+        raise SpecError(origin, [Problem(
+            path="extends", value=parent, message="unknown profile",
+            alternatives=profile_names())])
+    child = {key: value for key, value in document.items() if key != "extends"}
+    return _merge(profile_document(parent), child)
+
+
+def _problems_from(error: ValidationError) -> list[Problem]:
+    problems = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in item["loc"])
+        if item["type"] == "extra_forbidden":
+            message = "unknown key (a typo? unknown keys are errors, not ignored)"
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        else:
+            message = item["msg"]
+        expected = item.get("ctx", {}).get("expected")
+        problems.append(Problem(path=path, value=item.get("input") if item["type"] != "missing"
+                                else None, message=message,
+                                alternatives=[expected] if expected else []))
+    return problems
+
+
+def build_spec(document: dict[str, Any], origin: str, *, arch: str | None = None) -> EnvSpec:
+    """Validate a mapping (after `extends`) into an EnvSpec; shape errors only, no matrix."""
+    expanded = expand(document, origin)
+    if arch is not None:
+        expanded = _merge(expanded, {"hardware": {"arch": arch}})
+    try:
+        return EnvSpec.model_validate(expanded)
+    except ValidationError as exc:
+        raise SpecError(origin, _problems_from(exc)) from exc
+
+
+def load_spec(*, profile: str | None = None, path: Path | None = None,
+              arch: str | None = None) -> EnvSpec:
+    """The spec named on the command line: a shipped profile or a file."""
+    if (profile is None) == (path is None):
+        raise UsageError("name exactly one of --profile NAME or --spec FILE")
+    if profile is not None:
+        return build_spec(profile_document(profile), f"profile {profile}", arch=arch)
+    assert path is not None
+    return build_spec(read_document(path), str(path), arch=arch)
