@@ -16,14 +16,13 @@ clients), not the simulated hosts' sshd and probes: the 8-host / 1-host ratio of
 is the doctor's own fleet cost, whatever the hosts' CPUs.
 
 The doctor keeps one ssh master connection per host for 60 s in Ansible's control_path_dir,
-as Ansible does, and a static inventory's answer in ~/.cache/ascend-env/inventories, so the
-ssh rows are "warm". The "cold" row closes every master and drops the kept answers before
-each run (the first doctor of a session: ssh handshake, Ansible's inventory code), then opens
-them again for the other rows. The simulated hosts run on this machine, so their probes (and
-the commands a probe starts) share its CPUs with the doctor: on a real fleet the 8-host figure
-only adds the controller's per-host work. The last two rows time the capture script alone
-over ssh on one host and on all hosts at once: their ratio is what this machine's shared
-CPUs impose on any tool that runs the same probe.
+as Ansible does, so the ssh rows are "warm"; every row reads the inventory through Ansible.
+The "cold" row closes every master before each run (the first doctor of a session: ssh
+handshake), then opens them again for the other rows. The simulated hosts run on this
+machine, so their probes (and the commands a probe starts) share its CPUs with the doctor: on
+a real fleet the 8-host figure only adds the controller's per-host work. The last two rows
+time the capture script alone over ssh on one host and on all hosts at once: their ratio is
+what this machine's shared CPUs impose on any tool that runs the same probe.
 """
 from __future__ import annotations
 
@@ -41,7 +40,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ascend_env.doctor.collect import ProbeOptions, remote_command
-from ascend_env.doctor.inventory import cache_dir as inventory_cache_dir
 from tests.sim import fleet, sshd
 from tests.sim.layout import FleetPaths
 
@@ -90,9 +88,7 @@ class Row:
 
 
 def cold() -> None:
-    """The first doctor of a session: no ssh master connection, no inventory answer kept."""
-    for kept in inventory_cache_dir().glob("*.json"):
-        kept.unlink()
+    """The first doctor of a session: no ssh master connection."""
     sshd.close_masters(FleetPaths.for_fleet(FLEET).control_dir)
 
 
@@ -143,10 +139,10 @@ def main() -> int:
         ]
         warm = rows[2].command
 
-        def rewarm() -> None:  # the other rows are timed warm: masters open, answer kept
+        def rewarm() -> None:  # the other rows are timed warm: masters open
             subprocess.run(warm, capture_output=True, check=False)
 
-        rows.append(Row("doctor, 1 host, cold (no ssh master, inventory not kept)", one_host,
+        rows.append(Row("doctor, 1 host, cold (no ssh master)", one_host,
                         before=cold, after=rewarm))
         rewarm()
         for _ in range(args.repeat):  # interleaved: a noisy moment hits every row alike

@@ -1,4 +1,4 @@
-"""inventory.py: Ansible's answer, kept for static inventory files and only for them."""
+"""inventory.py: Ansible's answer, read afresh on every run and written nowhere."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ ansible_port=22
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
     monkeypatch.chdir(tmp_path)
     return tmp_path / "home"
 
@@ -51,8 +52,11 @@ def own(hosts: inventory.HostVars) -> inventory.HostVars:
             for name, variables in hosts.items()}
 
 
-def kept(home: Path) -> list[Path]:
-    return sorted((home / ".cache" / "ascend-env" / "inventories").glob("*.json"))
+def written(home: Path) -> list[Path]:
+    """Files under the operator's home and cache folder (Ansible's own empty ~/.ansible/tmp
+    folders are no files)."""
+    return sorted(p for top in (home, home.with_name("home-cache")) if top.exists()
+                  for p in top.rglob("*") if not p.is_dir())
 
 
 def ansible_inventory(path: Path, host: str, tmp_path: Path) -> dict[str, Any]:
@@ -78,92 +82,75 @@ def vaulted(text: str) -> str:
     return ciphertext.decode()
 
 
-@pytest.mark.parametrize("limit", [None, "rack1:!node02", "node0*", "racks:&rack2"])
-def test_a_kept_answer_is_ansibles_answer(home: Path, tmp_path: Path, limit: str | None
-                                          ) -> None:
+@pytest.mark.parametrize(("limit", "names"), [
+    (None, ["node01", "node02", "node03", "gpu", "node04"]),
+    ("rack1:!node02", ["node01", "node03", "gpu"]),
+    ("node0*", ["node01", "node02", "node03", "node04"]),
+    ("racks:&rack2", ["node04"]),
+    ("rack2", ["node04"]),
+])
+def test_the_hosts_are_ansibles_hosts(home: Path, tmp_path: Path, limit: str | None,
+                                      names: list[str]) -> None:
     path = tmp_path / "hosts.ini"
     path.write_text(INI)
-    first = inventory.read_inventory(path, limit)
-    assert first == inventory.ansible_hosts(path, limit)
-    assert len(kept(home)) == 1
-    assert inventory.read_inventory(path, limit) == first
+    hosts = inventory.read_inventory(path, limit)
+    assert list(hosts) == names
+    assert own(hosts)[names[-1]] == ansible_inventory(path, names[-1], tmp_path)
+    if "node04" in names:
+        assert own(hosts)["node04"] == {"ansible_user": "root", "ansible_port": 22,
+                                        "weights": {"a": 1}}
     if limit is None:
-        assert list(first) == ["node01", "node02", "node03", "gpu", "node04"]
-        assert own(first)["node01"] == {"ansible_user": "ops", "ansible_port": 2222}
-        assert first["gpu"]["ansible_become"] is True
-        assert first["gpu"]["group_names"] == ["rack1", "racks"]
-        assert own(first)["node04"] == {"ansible_user": "root", "ansible_port": 22,
-                                   "weights": {"a": 1}}
+        assert own(hosts)["node01"] == {"ansible_user": "ops", "ansible_port": 2222}
+        assert hosts["gpu"]["ansible_become"] is True
+        assert hosts["gpu"]["group_names"] == ["rack1", "racks"]
 
 
-def test_a_kept_answer_is_read_without_ansible(home: Path, tmp_path: Path) -> None:
-    path = tmp_path / "hosts.ini"
-    path.write_text(INI)
-    inventory.read_inventory(path, "rack2")
-    code = ("import json, sys; from pathlib import Path; from ascend_env.doctor import inventory; "
-            f"hosts = inventory.read_inventory(Path({str(path)!r}), 'rack2'); "
-            "print(json.dumps([hosts, 'ansible' in sys.modules]))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
-                          cwd=tmp_path)
-    hosts, loaded = json.loads(done.stdout)
-    assert own(hosts) == {"node04": {"ansible_user": "root", "ansible_port": 22,
-                                "weights": {"a": 1}}}
-    assert loaded is False
-
-
-def test_any_change_it_depends_on_is_read_again(home: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_read_sees_the_inventory_as_it_is_now(home: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "hosts.ini"
     path.write_text(INI)
     before = inventory.read_inventory(path, None)
     path.write_text(INI + "\n[rack3]\nnode05\n")
     assert "node05" in inventory.read_inventory(path, None)
-    monkeypatch.setenv("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS", "never")
-    (tmp_path / "ansible.cfg").write_text("[defaults]\n")
-    inventory.read_inventory(path, None)
-    assert len(kept(home)) == 3
+    path.write_text(INI.replace("ansible_user=ops", "ansible_user=ops2"))
+    assert inventory.read_inventory(path, "node01")["node01"]["ansible_user"] == "ops2"
     path.write_text(INI)
     assert inventory.read_inventory(path, None) == before
 
 
-def test_the_oldest_answers_are_dropped(home: Path, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inventory, "KEEP", 2)
-    path = tmp_path / "hosts.ini"
-    path.write_text(INI)
-    for limit in ("node01", "node02", "node03"):
-        inventory.read_inventory(path, limit)
-    assert len(kept(home)) == 2
-    assert all(p.stat().st_mode & 0o777 == 0o600 for p in kept(home))
+def write_kind(kind: str, tmp_path: Path) -> Path:
+    """An inventory of each shape the doctor reads: a file, one with group_vars/ beside it,
+    a folder, a script."""
+    if kind == "file":
+        return write(tmp_path / "hosts.ini", INI)
+    if kind == "file-with-group-vars":
+        write(tmp_path / "site" / "group_vars" / "rack2.yml", "ansible_password: secret\n")
+        return write(tmp_path / "site" / "hosts.ini", INI)
+    if kind == "folder":
+        write(tmp_path / "inventory" / "hosts", INI)
+        return tmp_path / "inventory"
+    script = write(tmp_path / "hosts.sh", "#!/bin/sh\necho '{\"all\": {\"hosts\": [\"node04\"]}, "
+                   "\"_meta\": {\"hostvars\": {\"node04\": {\"ansible_password\": \"s\"}}}}'\n")
+    script.chmod(0o755)
+    return script
 
 
-@pytest.mark.parametrize("text", [
-    "node01 ansible_password=!vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\n",
-    "plugin: constructed\nstrict: false\n",
-])
-def test_vaults_and_plugins_are_never_kept(home: Path, tmp_path: Path, text: str) -> None:
-    path = tmp_path / "hosts.yml"
-    path.write_text(text)
-    assert inventory.cache_key(path, None) is None
+@pytest.mark.parametrize("kind", ["file", "file-with-group-vars", "folder", "script"])
+def test_a_read_writes_nothing_on_the_operators_machine(home: Path, tmp_path: Path,
+                                                        kind: str) -> None:
+    """Host variables (connection secrets among them) are never written to a cache."""
+    path = write_kind(kind, tmp_path)
+    for _ in range(2):
+        assert "node04" in inventory.read_inventory(path, None)
+    assert written(home) == []
 
 
-def test_inventories_with_variable_folders_are_never_kept(home: Path, tmp_path: Path) -> None:
-    path = tmp_path / "hosts.ini"
-    path.write_text(INI)
-    assert inventory.cache_key(path, None) is not None
-    (tmp_path / "group_vars").mkdir()
-    assert inventory.cache_key(path, None) is None
-
-
-def test_scripts_and_folders_are_never_kept(home: Path, tmp_path: Path) -> None:
+def test_scripts_are_read_by_ansible(home: Path, tmp_path: Path) -> None:
     script = tmp_path / "hosts.sh"
     script.write_text("#!/bin/sh\necho '{\"all\": {\"hosts\": [\"a\"]}, \"_meta\": "
                       "{\"hostvars\": {}}}'\n")
     script.chmod(0o755)
     assert own(inventory.read_inventory(script, None)) == {"a": {}}
-    assert inventory.cache_key(tmp_path, None) is None
-    assert kept(home) == []
 
 
 def test_bad_inventories_say_why(home: Path, tmp_path: Path) -> None:
@@ -173,7 +160,7 @@ def test_bad_inventories_say_why(home: Path, tmp_path: Path) -> None:
     path.write_text(INI)
     with pytest.raises(UsageError, match=r"no host of .* matches rack9"):
         inventory.read_inventory(path, "rack9")
-    assert kept(home) == []
+    assert written(home) == []
 
 
 # Each key is set at several levels, so that every step of Ansible's order shows: [all:vars]
@@ -225,7 +212,7 @@ def test_variable_folders_are_merged_as_ansible_merges_them(home: Path, tmp_path
     assert hosts["node03"]["window"] == "2026-01-31"
     assert hosts["node03"]["ssh"] == {"args": ["-C", "-q"]}
     assert hosts["node01"]["group_names"] == ["rack1"]  # as without folders
-    assert kept(home) == []
+    assert written(home) == []
 
 
 def test_an_inventory_folder_has_its_variable_folders_inside(home: Path, tmp_path: Path
@@ -238,7 +225,7 @@ def test_an_inventory_folder_has_its_variable_folders_inside(home: Path, tmp_pat
                           for name in ("node01", "node04")}
     assert own(hosts)["node01"] == {"ansible_user": "admin", "ansible_port": 2222}
     assert own(hosts)["node04"]["ansible_user"] == "root"
-    assert kept(home) == []
+    assert written(home) == []
 
 
 def test_without_variable_folders_no_variable_manager_runs(
@@ -256,7 +243,6 @@ def test_without_variable_folders_no_variable_manager_runs(
     path = write(tmp_path / "hosts.ini", INI)
     hosts = inventory.read_inventory(path, "node04")
     assert made == []
-    assert len(kept(home)) == 1
     assert own(hosts) == {"node04": ansible_inventory(path, "node04", tmp_path)}
     write(tmp_path / "host_vars" / "node04.yml", "ansible_port: 2022\n")
     assert inventory.read_inventory(path, "node04")["node04"]["ansible_port"] == 2022
@@ -272,7 +258,7 @@ def test_vaulted_variables_say_where(home: Path, tmp_path: Path, text: str) -> N
     secret = write(tmp_path / "group_vars" / "rack2.yml", text)
     with pytest.raises(UsageError, match=rf"node04.*{re.escape(str(secret))}.*no vault password"):
         inventory.read_inventory(path, "node04")
-    assert kept(home) == []
+    assert written(home) == []
 
 
 @pytest.mark.parametrize("inline", [False, True])
@@ -288,16 +274,17 @@ def test_vaulted_variables_decrypt_with_the_configured_password(
     code = ("import json, sys; from pathlib import Path; from ascend_env.doctor import inventory; "
             "print(json.dumps(inventory.read_inventory(Path(sys.argv[1]), 'node04')))")
     run = [sys.executable, "-c", code, str(path)]
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin",
-           "ANSIBLE_VAULT_PASSWORD_FILE": str(tmp_path / "pw")}
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home.with_name("home-cache")),
+           "PATH": "/usr/bin:/bin", "ANSIBLE_VAULT_PASSWORD_FILE": str(tmp_path / "pw")}
     done = subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
     # node04's own ansible_user in the inventory beats group_vars/rack2 (decrypted to see)
     assert json.loads(done.stdout)["node04"]["ansible_user"] == "root"
     write(tmp_path / "host_vars" / "node04.yml", text)
     done = subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
     assert json.loads(done.stdout)["node04"]["ansible_user"] == "admin"
+    assert written(home) == []  # the decrypted value went nowhere but stdout
     (tmp_path / "pw").write_text("wrong\n")
     done = subprocess.run(run, capture_output=True, text=True, check=False, cwd=tmp_path, env=env)
-    assert done.returncode != 0 and kept(home) == []
+    assert done.returncode != 0 and written(home) == []
     wrong = r"UsageError: .*(node04.*does not decrypt|node04.yml: .*[Dd]ecrypt)"
     assert re.search(wrong, done.stderr), done.stderr[-500:]
