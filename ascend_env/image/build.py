@@ -28,8 +28,8 @@ from ascend_env.doctor.collect import ProbeOptions, remote_command
 from ascend_env.doctor.report import Report, SpecRef
 from ascend_env.doctor.run import now_iso
 from ascend_env.doctor.suite import Target, run_checks
+from ascend_env.facts.build import facts_from_capture
 from ascend_env.facts.capture import CaptureError, parse_capture
-from ascend_env.facts.model import facts_from_capture
 from ascend_env.image.builders import Builder, BuildOutcome
 from ascend_env.image.context import (
     DEFAULT_GID,

@@ -263,7 +263,7 @@ def test_fix_dry_run_then_fix_then_nothing_left(broken: tuple[SimFleet, Path],
     assert isinstance(facts_report, FleetReport)
     from ascend_env.doctor.collect import capture_hosts, resolve_hosts  # noqa: PLC0415
     from ascend_env.doctor.run import probe_options  # noqa: PLC0415
-    from ascend_env.facts.model import facts_from_capture  # noqa: PLC0415
+    from ascend_env.facts.build import facts_from_capture  # noqa: PLC0415
 
     options = DoctorOptions(spec=build_spec(SPEC, "t"), inventory=inventory,
                             run_users=(h.RUN_USER,))

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from ascend_env.facts import model as facts_module
+from ascend_env.facts.build import AREAS, PARSERS, facts_from_capture
 from ascend_env.facts.capture import (
     Capture,
     CaptureError,
@@ -28,16 +29,9 @@ from ascend_env.facts.capture import (
     redact,
     save_captures,
 )
-from ascend_env.facts.model import (
-    PARSERS,
-    Facts,
-    VersionRange,
-    any_range_contains,
-    facts_from_capture,
-    parse_npu_smi_info,
-    parse_version_info,
-    worst_health,
-)
+from ascend_env.facts.installed import parse_version_info
+from ascend_env.facts.model import Facts, VersionRange, any_range_contains
+from ascend_env.facts.npu_smi import parse_npu_smi_info, worst_health
 from ascend_env.remote import probe
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -75,12 +69,16 @@ SAMPLES = _samples()
                          ids=[f"{p}/{_stem(s)}" for p, s in SAMPLES])
 def test_sample_parses_to_expected(parser: str, sample: Path) -> None:
     """Adding a sample is adding files: <name>.txt, <name>.expected.json, <name>.source."""
-    assert parser in PARSERS, f"tests/data/{parser}/ names no parser in facts.PARSERS"
+    assert parser in PARSERS, f"tests/data/{parser}/ names no parser in facts.build.PARSERS"
     expected_file = sample.with_name(_stem(sample) + ".expected.json")
     source_file = sample.with_name(_stem(sample) + ".source")
     assert source_file.is_file() and source_file.read_text().strip(), "a sample names its source"
     result = to_jsonable_python(PARSERS[parser](_read_input(sample)))
     assert result == json.loads(expected_file.read_text())
+
+
+def test_parser_names_are_unique_across_areas() -> None:
+    assert len(PARSERS) == sum(len(area.PARSERS) for area in AREAS)
 
 
 def test_every_parser_has_a_sample() -> None:
@@ -454,11 +452,14 @@ def test_facts_of_a_provisioned_host() -> None:
 
 
 def test_facts_are_plain_dataclasses() -> None:
-    """Nothing validates facts (our parsers make them; pydantic cost the doctor ~0.1 s to
-    import), but a misspelt field is still an error, as pydantic's extra="forbid" made it."""
+    """Nothing validates facts (our parsers make them), but a misspelt field is still an
+    error, as pydantic's extra="forbid" made it."""
     models = [v for v in vars(facts_module).values()
               if isinstance(v, type) and v.__module__ == facts_module.__name__]
     assert models and not [m for m in models if issubclass(m, BaseModel)]
+    parsed = [v for area in AREAS for v in vars(area).values()
+              if isinstance(v, type) and v.__module__ == area.__name__]
+    assert parsed and not [m for m in parsed if issubclass(m, BaseModel)]
     with pytest.raises(TypeError):
         Facts(hostname="x")  # type: ignore[call-arg]
     with pytest.raises(AttributeError):

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.facts import model as facts_module
+from ascend_env.facts import accounts
+from ascend_env.facts.build import facts_from_capture
 from ascend_env.facts.capture import Capture, parse_capture
-from ascend_env.facts.model import facts_from_capture
 from ascend_env.remote import probe
 
 PROBE = Path(probe.__file__).resolve()
@@ -137,7 +137,7 @@ def test_probe_on_this_machine() -> None:
     assert invoking.group == grp.getgrgid(os.getgid()).gr_name
     assert invoking.groups == {grp.getgrgid(g).gr_name: g
                                for g in dict.fromkeys([os.getgid(), *sorted(os.getgroups())])}
-    assert invoking == facts_module.parse_id(subprocess.run(
+    assert invoking == accounts.parse_id(subprocess.run(
         ["id"], capture_output=True, text=True, check=True).stdout)
     assert facts.os is not None and facts.os.id
     if not Path(BASE).exists():

@@ -1,0 +1,150 @@
+"""Installed driver and firmware: version.info, /etc/ascend_install.info, compatibility ranges.
+
+Also where to look for them: the install paths the probe was given, the record's, the default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascend_env.facts.model import (
+    AscendInstallRecord,
+    DriverFacts,
+    FirmwareFacts,
+    VersionRange,
+)
+from ascend_env.facts.reader import CaptureReader
+from ascend_env.facts.values import none_if_na, parse_kv
+from ascend_env.remote import probe
+
+BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+
+
+def parse_version_ranges(text: str) -> list[VersionRange]:
+    """`[7.0.0,7.5.99]`, `[V100R001C13],[V100R001C15]`, `[23.0.rc3,23.0.rc3.],[23.0.0,23.0.0.]`."""
+    ranges: list[VersionRange] = []
+    for inner in BRACKETS.findall(text):
+        parts = [p.strip() for p in inner.split(",") if p.strip()]
+        if len(parts) == 1:
+            ranges.append(VersionRange(low=parts[0], high=parts[0]))
+        elif len(parts) == 2:
+            ranges.append(VersionRange(low=parts[0], high=parts[1]))
+    return ranges
+
+
+@dataclass(kw_only=True, slots=True)
+class VersionInfo:
+    """driver/version.info or firmware/version.info (ascend-facts §3.1, §3.2)."""
+
+    version: str | None = None
+    package_version: str | None = None
+    inner_version: str | None = None
+    compatible_version: list[VersionRange] = field(default_factory=list)
+    compatible_firmware: list[VersionRange] = field(default_factory=list)
+    compatible_driver: list[VersionRange] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
+
+
+def parse_version_info(text: str) -> VersionInfo:
+    """Key=value lines of a driver/firmware version.info, compatibility lists as ranges."""
+    values = parse_kv(text)
+    return VersionInfo(
+        version=none_if_na(values.get("Version")),
+        package_version=none_if_na(values.get("package_version")),
+        inner_version=none_if_na(values.get("Innerversion")),
+        compatible_version=parse_version_ranges(values.get("compatible_version", "")),
+        compatible_firmware=parse_version_ranges(values.get("compatible_version_fw", "")),
+        compatible_driver=parse_version_ranges(values.get("compatible_version_drv", "")),
+        values=values,
+    )
+
+
+def _yes_no(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return {"yes": True, "y": True, "true": True, "no": False, "n": False,
+            "false": False}.get(value.strip().lower())
+
+
+def parse_ascend_install_info(text: str) -> AscendInstallRecord:
+    """The driver/firmware install record."""
+    values = parse_kv(text)
+    return AscendInstallRecord(
+        user_name=none_if_na(values.get("UserName")),
+        user_group=none_if_na(values.get("UserGroup")),
+        driver_install_type=none_if_na(values.get("Driver_Install_Type")),
+        driver_install_path=none_if_na(values.get("Driver_Install_Path_Param")),
+        driver_install_for_all=_yes_no(values.get("Driver_Install_For_All")),
+        driver_install_mode=none_if_na(values.get("Driver_Install_Mode")),
+        firmware_install_type=none_if_na(values.get("Firmware_Install_Type")),
+        firmware_install_path=none_if_na(values.get("Firmware_Install_Path_Param")),
+        values=values,
+    )
+
+
+def unique_paths(items: Iterable[str | None]) -> list[str]:
+    """Install paths in order, each once, without a trailing slash; empty ones dropped."""
+    out: list[str] = []
+    for item in items:
+        if item and item not in out:
+            out.append(item.rstrip("/") or "/")
+    return out
+
+
+def install_paths(r: CaptureReader) -> list[str]:
+    """Where Ascend software may be: the probe's options, the driver's record, the default."""
+    paths = [p for p in r.capture.options.get("install_paths") or [] if isinstance(p, str)]
+    record = parse_ascend_install_info(r.file("/etc/ascend_install.info") or "")
+    for extra in (r.capture.options.get("install_path"), record.driver_install_path,
+                  probe.DEFAULT_INSTALL_PATH):
+        if isinstance(extra, str) and extra not in paths:
+            paths.append(extra)
+    return paths
+
+
+def read_install_record(r: CaptureReader) -> AscendInstallRecord | None:
+    """/etc/ascend_install.info, None when it was not captured."""
+    text = r.file("/etc/ascend_install.info")
+    return parse_ascend_install_info(text) if text is not None else None
+
+
+def read_driver(r: CaptureReader, record: AscendInstallRecord) -> DriverFacts | None:
+    """The first driver/version.info under the record's path or an install path."""
+    for base in unique_paths([record.driver_install_path, *install_paths(r)]):
+        text = r.file(f"{base}/driver/version.info")
+        if text is None:
+            continue
+        info = parse_version_info(text)
+        return DriverFacts(
+            version=r.version(info.version, f"{base}/driver/version.info Version"),
+            version_raw=info.version, package_version=info.package_version,
+            inner_version=info.inner_version, install_path=base,
+            complete=r.exists(f"{base}/driver/tools/upgrade-tool"),
+            compatible_firmware=info.compatible_firmware,
+            compatible_cann=info.compatible_version)
+    return None
+
+
+def read_firmware(r: CaptureReader, record: AscendInstallRecord) -> FirmwareFacts | None:
+    """The first firmware/version.info under the record's path or an install path."""
+    for base in unique_paths([record.firmware_install_path, *install_paths(r)]):
+        text = r.file(f"{base}/firmware/version.info")
+        if text is None:
+            continue
+        info = parse_version_info(text)
+        return FirmwareFacts(
+            version=r.version(info.version, f"{base}/firmware/version.info Version"),
+            version_raw=info.version, package_version=info.package_version,
+            install_path=base, compatible_driver=info.compatible_driver)
+    return None
+
+
+# Parsers by the folder name of their samples under tests/data/.
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "version_info": parse_version_info,
+    "ascend_install_info": parse_ascend_install_info,
+    "version_ranges": parse_version_ranges,
+}

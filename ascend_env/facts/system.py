@@ -1,0 +1,167 @@
+"""The host itself: os-release, kernel and arch, kernel modules, device nodes, container."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascend_env.facts.capture import PathInfo
+from ascend_env.facts.model import ContainerFacts, DeviceNode, ModuleFacts, OsFacts
+from ascend_env.facts.reader import CaptureReader
+from ascend_env.facts.values import to_int
+from ascend_env.remote import probe
+
+
+@dataclass(kw_only=True, slots=True)
+class OsRelease:
+    id: str | None = None
+    id_like: list[str] = field(default_factory=list)
+    version_id: str | None = None
+    version_codename: str | None = None
+    name: str | None = None
+    pretty_name: str | None = None
+    values: dict[str, str] = field(default_factory=dict)
+
+
+def parse_os_release(text: str) -> OsRelease:
+    """os-release(5): shell-quoted KEY=VALUE."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if "=" not in line or line.lstrip().startswith("#"):
+            continue
+        key, value = line.split("=", 1)
+        try:
+            words = shlex.split(value)
+            value = " ".join(words)
+        except ValueError:
+            value = value.strip().strip("\"'")
+        values[key.strip()] = value
+    return OsRelease(
+        id=values.get("ID") or None, id_like=values.get("ID_LIKE", "").split(),
+        version_id=values.get("VERSION_ID") or None,
+        version_codename=values.get("VERSION_CODENAME") or None,
+        name=values.get("NAME") or None, pretty_name=values.get("PRETTY_NAME") or None,
+        values=values)
+
+
+@dataclass(kw_only=True, slots=True)
+class KernelModule:
+    name: str
+    size: int | None = None
+    refcount: int | None = None
+    used_by: list[str] = field(default_factory=list)
+    state: str | None = None
+
+
+def parse_proc_modules(text: str) -> list[KernelModule]:
+    """/proc/modules: `name size refcount deps state address`."""
+    out: list[KernelModule] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or not parts[1].isdigit():
+            continue
+        deps = parts[3] if len(parts) > 3 else "-"
+        out.append(KernelModule(
+            name=parts[0], size=to_int(parts[1]), refcount=to_int(parts[2]),
+            used_by=[d for d in deps.split(",") if d and d != "-"],
+            state=parts[4] if len(parts) > 4 else None))
+    return out
+
+
+def parse_lsmod(text: str) -> list[KernelModule]:
+    """lsmod: `Module Size Used by` header, then `name size count [users]`."""
+    out: list[KernelModule] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or not parts[1].isdigit():
+            continue
+        users = parts[3].split(",") if len(parts) > 3 else []
+        out.append(KernelModule(name=parts[0], size=to_int(parts[1]), refcount=to_int(parts[2]),
+                                used_by=[u for u in users if u]))
+    return out
+
+
+def read_os(r: CaptureReader) -> OsFacts | None:
+    """The distribution from os-release and the running kernel; None when neither is known."""
+    text = r.file("/etc/os-release") or r.file("/usr/lib/os-release")
+    kernel = ((r.output(probe.UNAME_R) or "").strip()
+              or (r.file("/proc/sys/kernel/osrelease") or "").strip()
+              or r.capture.uname.get("release"))
+    if text is None and not kernel:
+        return None
+    rel = parse_os_release(text or "")
+    return OsFacts(id=rel.id, id_like=rel.id_like, version_id=rel.version_id,
+                   pretty_name=rel.pretty_name, kernel=kernel or None)
+
+
+def read_arch(r: CaptureReader) -> str | None:
+    return ((r.output(probe.UNAME_M) or "").strip() or r.capture.uname.get("machine")
+            or None)
+
+
+def read_modules(r: CaptureReader) -> ModuleFacts:
+    """The Ascend driver's kernel modules that are loaded, and where that was read."""
+    text = r.file("/proc/modules")
+    names: list[str]
+    if text:
+        names, source = [m.name for m in parse_proc_modules(text)], "/proc/modules"
+    elif r.output(probe.LSMOD):
+        names, source = [m.name for m in parse_lsmod(r.output(probe.LSMOD) or "")], "lsmod"
+    elif "/sys/module" in r.capture.listings:
+        # Without /proc/modules (some containers, chroots) /sys/module still names them,
+        # though built-in modules are listed there too.
+        names, source = r.capture.listings["/sys/module"], "/sys/module"
+    else:
+        return ModuleFacts()
+    loaded = sorted(n for n in names if n.startswith(("drv_", "ascend")) or "davinci" in n)
+    return ModuleFacts(source=source, loaded=loaded, driver_loaded=bool(loaded))
+
+
+def read_device_nodes(r: CaptureReader) -> list[DeviceNode]:
+    """The davinci and driver device nodes that exist, in natural order."""
+    nodes = []
+    for path, info in sorted(r.capture.paths.items(), key=lambda kv: _natural(kv[0])):
+        name = posixpath.basename(path)
+        if not path.startswith("/dev/") or not info.exists:
+            continue
+        if re.fullmatch(r"v?davinci\d+", name) or name in probe.DEVICE_NODES:
+            nodes.append(_node(path, info))
+    return nodes
+
+
+def _node(path: str, info: PathInfo) -> DeviceNode:
+    return DeviceNode(path=path, type=info.type, mode=info.mode, owner=info.owner,
+                      group=info.group, uid=info.uid, gid=info.gid, rdev=info.rdev,
+                      label=info.label)
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+
+
+def read_container(r: CaptureReader) -> ContainerFacts:
+    """Whether the probe ran in a container (docker, podman, kubernetes), and its mounts."""
+    env_kind = r.capture.env.get("container")
+    kind = ("docker" if r.exists("/.dockerenv") else
+            "podman" if r.exists("/run/.containerenv") else env_kind or None)
+    cgroup = r.file("/proc/1/cgroup") or ""
+    if kind is None and re.search(r"docker|kubepods|containerd|libpod", cgroup):
+        kind = "kubernetes" if "kubepods" in cgroup else "container"
+    mounts = []
+    for line in (r.file("/proc/self/mountinfo") or "").splitlines():
+        parts = line.split()
+        if len(parts) > 4:
+            mounts.append(parts[4])
+    return ContainerFacts(in_container=kind is not None, kind=kind, mounts=mounts)
+
+
+# Parsers by the folder name of their samples under tests/data/.
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "os_release": parse_os_release,
+    "proc_modules": parse_proc_modules,
+    "lsmod": parse_lsmod,
+}
