@@ -36,8 +36,8 @@ def test_version_and_help_import_no_heavy_module() -> None:
 
 
 def test_the_console_script_flushes_and_keeps_exit_codes(tmp_path: Path) -> None:
-    """`run` leaves without the interpreter's teardown: what was printed still arrives (a
-    pipe, not a terminal) and each exit code is the command's."""
+    """Through `run` into a pipe, not a terminal: what was printed arrives and each exit code
+    is the command's."""
     buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
     def script(*args: str) -> subprocess.CompletedProcess[str]:
@@ -56,6 +56,21 @@ def test_the_console_script_flushes_and_keeps_exit_codes(tmp_path: Path) -> None
     assert missing.returncode == 2 and "nope.json" in missing.stderr
     assert "Traceback" not in missing.stderr
     assert script("no-such-command").returncode == 2
+
+
+def test_a_reader_gone_early_is_no_traceback_and_keeps_the_exit_code() -> None:
+    """`ascend-env ... | head -c0`: stdout's last flush meets a closed pipe and says nothing."""
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "ascend_env", "profiles", "list", "--json"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, check=False,
+                              env=buffered)
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode == 0
 
 
 def test_profiles_list_json() -> None:

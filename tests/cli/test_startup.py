@@ -25,7 +25,8 @@ def fresh(code: str) -> list[str]:
 
 def test_nothing_heavy_is_imported_before_the_probes_start() -> None:
     loaded = fresh("import json, sys; import ascend_env.cli.app, ascend_env.doctor.run, "
-                   "ascend_env.cli.render; print(json.dumps(sorted(sys.modules)))")
+                   "ascend_env.cli.doctor_commands, ascend_env.cli.terminal; "
+                   "print(json.dumps(sorted(sys.modules)))")
     assert [name for name in HEAVY if name in loaded] == []
 
 

@@ -1,0 +1,119 @@
+"""Commands that fill a verified repository and install a host or a fleet from it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ascend_env.cli.options import (
+    ArchOption,
+    JsonFlag,
+    ProfileOption,
+    SpecOption,
+    arch_value,
+)
+from ascend_env.core.errors import UsageError
+
+
+def fetch(
+    dest: Annotated[Path, typer.Option("--dest", help="Repository directory to fill.")],
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    arch: ArchOption = None,
+    mirror: Annotated[str | None, typer.Option(
+        "--mirror", help="Site mirror: the catalogue URL's path under this base URL.")] = None,
+    from_dir: Annotated[Path | None, typer.Option(
+        "--from-dir", help="Import files you already have (e.g. ascend-deployer resources/).")
+    ] = None,
+    catalogue: Annotated[Path | None, typer.Option(
+        "--catalogue", help="Catalogue overlay JSON (files and sha256 sums).")] = None,
+    allow_unverified: Annotated[list[str] | None, typer.Option(
+        "--allow-unverified", help="Accept this overlay file without a sha256.")] = None,
+    python_wheels: Annotated[bool, typer.Option(
+        "--python-wheels", help="Also pip-download what the framework venv needs (CANN's "
+                                "Python dependencies and the frameworks' own) into DEST/wheels.")
+    ] = False,
+    index_url: Annotated[str | None, typer.Option(
+        "--index-url", help="The package index for --python-wheels (default: pip's).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Download or import every vendor file of a spec into a verified local repository."""
+    from ascend_env.cli.install_view import fetch_progress, render_fetch
+    from ascend_env.install.fetch import Source, fetch_python
+    from ascend_env.install.fetch import fetch as fetch_files
+    from ascend_env.spec.catalogue import load_catalogue, load_overlay
+    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.plan import resolve
+
+    merged = load_catalogue()
+    if catalogue is not None:
+        merged = merged.merged(load_overlay(
+            catalogue, allow_unverified=frozenset(allow_unverified or [])))
+    loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
+    resolved = resolve(loaded, merged)
+    with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
+        result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
+                             progress=progress)
+    result = fetch_python(result, loaded, download=python_wheels, index_url=index_url)
+    render_fetch(result, as_json=as_json)
+    raise typer.Exit(0 if result.complete else 1)
+
+
+def install(
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    arch: ArchOption = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Ansible inventory; without one, this machine.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="One host reached over ssh.")
+                    ] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository made by `fetch`.")
+                    ] = Path("ascend-repo"),
+    catalogue: Annotated[Path | None, typer.Option(
+        "--catalogue", help="Catalogue overlay used for fetch.")] = None,
+    components: Annotated[str | None, typer.Option(
+        "--components", help="Comma list: driver,firmware,cann,python,env,user.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Show what would change.")] = False,
+    allow_reboot: Annotated[bool, typer.Option(
+        "--allow-reboot", help="Reboot hosts after a driver/firmware change.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Allow downgrades.")] = False,
+    serial: Annotated[int | None, typer.Option(
+        "--serial", min=1, help="Roll through the fleet N hosts at a time.")] = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")
+                       ] = None,
+    post_doctor: Annotated[bool, typer.Option(
+        "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")] = True,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Every wheel from the repository; one missing is an error before "
+                          "any host is touched.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
+    from ascend_env.cli.install_view import install_progress, render_install
+    from ascend_env.install.provision import InstallOptions
+    from ascend_env.install.provision import install as run_install
+    from ascend_env.spec.catalogue import load_catalogue, load_overlay
+    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.plan import resolve
+
+    if inventory is not None and host is not None:
+        raise UsageError("name either --inventory or --host, not both")
+    merged = load_catalogue()
+    if catalogue is not None:
+        merged = merged.merged(load_overlay(catalogue))
+    loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
+    resolved = resolve(loaded, merged)
+    options = InstallOptions(
+        repo=repo, inventory=inventory, host=host, limit=limit,
+        components=[c.strip() for c in components.split(",") if c.strip()]
+        if components else None,
+        check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
+        doctor=post_doctor, offline=offline)
+    with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
+        summary = run_install(loaded, resolved, options, on_event=on_event)
+    render_install(summary, as_json=as_json)
+    raise typer.Exit(0 if summary.succeeded else 1)

@@ -1,0 +1,65 @@
+"""The smoke command: run a workload on a device and judge its evidence."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.core.errors import UsageError
+
+
+class SmokeFramework(str, Enum):
+    """Smoke workloads."""
+
+    torch = "torch"
+    mindspore = "mindspore"
+    hccl = "hccl"
+
+
+def smoke(
+    framework: Annotated[SmokeFramework, typer.Option(
+        "--framework", help="torch, mindspore, or hccl (an all-reduce over every device).")],
+    device: Annotated[str | None, typer.Option(
+        "--device", help="npu:N, all, cuda:N or cpu; default npu:0 (hccl: all).")] = None,
+    steps: Annotated[int | None, typer.Option(
+        "--steps", min=2, help="Training steps (hccl: iterations); default spec or 50.")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=1, help="Seconds; default spec smoke.timeout_s or 600.")] = None,
+    python: Annotated[str | None, typer.Option(
+        "--python", help="The framework's Python; default this one (python3 with --host).")
+                      ] = None,
+    chip: Annotated[str | None, typer.Option(
+        "--chip", help="Chip family for the thresholds; default from the spec or device.")
+                    ] = None,
+    peak_tflops: Annotated[float | None, typer.Option(
+        "--peak-tflops", help="The chip's fp16 peak, where the data has none.")] = None,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="testinfra host to run on, e.g. ssh://user@node; default here.")
+                    ] = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Run on every host of this Ansible inventory.")] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Prove a device computes: run a workload there and judge its evidence."""
+    from ascend_env.cli.smoke_view import render_fleet, render_verdict
+    from ascend_env.smoke.runner import request_from_options, run_fleet, run_smoke, target_for
+
+    if inventory is not None and host is not None:
+        raise UsageError("name either --inventory or --host, not both")
+    request = request_from_options(
+        framework=framework.value, device=device, steps=steps, timeout_s=timeout,
+        python=python, chip=chip, peak_tflops=peak_tflops,
+        host=host or ("inventory" if inventory else None), profile=profile, spec=spec)
+    if inventory is not None:
+        raise typer.Exit(render_fleet(dict(run_fleet(request, inventory, limit)),
+                                      as_json=as_json))
+    verdict = run_smoke(request, target_for(host))
+    render_verdict(verdict, as_json=as_json)
+    raise typer.Exit(verdict.exit_code)
