@@ -32,6 +32,7 @@ def parse_id(text: str) -> IdInfo:
 
 
 def parse_getent_passwd(text: str) -> PasswdEntry | None:
+    """The first `name:x:uid:gid:gecos:home:shell` line of `getent passwd`."""
     for line in text.splitlines():
         parts = line.strip().split(":")
         if len(parts) >= 7 and parts[0]:
@@ -41,6 +42,7 @@ def parse_getent_passwd(text: str) -> PasswdEntry | None:
 
 
 def parse_getent_group(text: str) -> GroupEntry | None:
+    """The first `name:x:gid:members` line of `getent group`."""
     for line in text.splitlines():
         parts = line.strip().split(":")
         if len(parts) >= 4 and parts[0]:

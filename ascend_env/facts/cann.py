@@ -70,6 +70,7 @@ class VersionCfg:
     notes: list[str] = field(default_factory=list)
 
     def installed_version(self, component: str) -> str | None:
+        """The release of a component's last installed build, if any."""
         items = self.installed.get(component)
         return items[-1].version if items else None
 
@@ -106,6 +107,7 @@ class CannInstallRecord:
 
 
 def parse_cann_install_record(text: str) -> CannInstallRecord:
+    """The `Install_Path=` record CANN leaves in /etc/Ascend."""
     values = parse_kv(text)
     return CannInstallRecord(install_path=none_if_na(values.get("Install_Path")), values=values)
 
@@ -121,6 +123,7 @@ class AtbVersionInfo:
 
 
 def parse_atb_version_info(text: str) -> AtbVersionInfo:
+    """`Ascend-cann-atb : 8.0.0`-style lines."""
     values = parse_kv(text, ":")
     return AtbVersionInfo(version=none_if_na(values.get("Ascend-cann-atb")),
                           build=none_if_na(values.get("Ascend-cann-atb Version")),
@@ -139,6 +142,7 @@ def read_cann(r: CaptureReader, arch: str | None) -> CannFacts | None:
 
 
 def _cann_at(r: CaptureReader, base: str, arch: str | None) -> CannFacts | None:
+    """The CANN under one install path, either layout; None when none is there."""
     # New layout (8.5+): <base>/cann -> cann-<ver>; old: ascend-toolkit/latest -> <ver>.
     candidates: list[tuple[str, Literal["old", "new"]]] = [
         (f"{base}/cann", "new"), (f"{base}/ascend-toolkit/latest", "old")]

@@ -13,6 +13,7 @@ from ascend_env.remote import probe
 
 
 def normalize_dist(name: str) -> str:
+    """A distribution name as PEP 503 compares it: `Torch_NPU` -> `torch-npu`."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 

@@ -82,6 +82,8 @@ class NpuProcess:
 
 @dataclass(kw_only=True, slots=True)
 class IdInfo:
+    """Who a user is, as `id` prints it."""
+
     uid: int | None = None
     user: str | None = None
     gid: int | None = None
@@ -91,6 +93,8 @@ class IdInfo:
 
 @dataclass(kw_only=True, slots=True)
 class PasswdEntry:
+    """A user of `getent passwd`."""
+
     name: str
     uid: int | None = None
     gid: int | None = None
@@ -100,6 +104,8 @@ class PasswdEntry:
 
 @dataclass(kw_only=True, slots=True)
 class GroupEntry:
+    """A group of `getent group`, with its listed members."""
+
     name: str
     gid: int | None = None
     members: list[str] = field(default_factory=list)
@@ -121,6 +127,8 @@ class PythonEnv:
 
 @dataclass(kw_only=True, slots=True)
 class OsFacts:
+    """The distribution (os-release) and the running kernel."""
+
     id: str | None = None
     id_like: list[str] = field(default_factory=list)
     version_id: str | None = None
@@ -144,6 +152,8 @@ class PciCard:
 
 @dataclass(kw_only=True, slots=True)
 class DriverFacts:
+    """The installed driver: version.info, and what it says it works with."""
+
     version: AscendVersion | None = None
     version_raw: str | None = None
     package_version: str | None = None
@@ -156,6 +166,8 @@ class DriverFacts:
 
 @dataclass(kw_only=True, slots=True)
 class FirmwareFacts:
+    """The installed firmware: version.info, and the drivers it works with."""
+
     version: AscendVersion | None = None
     version_raw: str | None = None
     package_version: str | None = None
@@ -176,6 +188,8 @@ class CannPackage:
 
 @dataclass(kw_only=True, slots=True)
 class CannFacts:
+    """The active CANN: version, layout, folders and packages."""
+
     version: AscendVersion | None = None
     version_raw: str | None = None
     layout: Literal["old", "new"]
@@ -229,6 +243,8 @@ class NpuDevice:
 
 @dataclass(kw_only=True, slots=True)
 class DeviceNode:
+    """One /dev node of the driver, lstat as captured."""
+
     path: str
     type: str
     mode: str | None = None
@@ -242,6 +258,8 @@ class DeviceNode:
 
 @dataclass(kw_only=True, slots=True)
 class ModuleFacts:
+    """The Ascend driver's loaded kernel modules."""
+
     source: str | None = None  # /proc/modules, lsmod or /sys/module
     loaded: list[str] = field(default_factory=list)
     driver_loaded: bool | None = None
@@ -280,6 +298,8 @@ class LibraryFacts:
 
 @dataclass(kw_only=True, slots=True)
 class FrameworkFacts:
+    """The frameworks the framework interpreter has installed."""
+
     python: PythonEnv | None = None
     torch: str | None = None
     torch_npu: str | None = None
@@ -290,6 +310,8 @@ class FrameworkFacts:
 
 @dataclass(kw_only=True, slots=True)
 class SelinuxFacts:
+    """SELinux mode (current and configured) and the labels of Ascend paths."""
+
     mode: SelinuxMode | None = None  # current mode; None = unknown
     config_mode: str | None = None
     config_type: str | None = None
@@ -298,6 +320,8 @@ class SelinuxFacts:
 
 @dataclass(kw_only=True, slots=True)
 class CpuFacts:
+    """CPU topology, NUMA nodes, and the CPUs the probe may use."""
+
     logical_cpus: int | None = None
     online: list[int] = field(default_factory=list)
     physical_cores: int | None = None
@@ -311,6 +335,8 @@ class CpuFacts:
 
 @dataclass(kw_only=True, slots=True)
 class UserFacts:
+    """The driver's user and group, and whether the invoking user may use the NPUs."""
+
     driver_user: str = probe.DRIVER_USER
     driver_group: str = probe.DRIVER_USER
     driver_user_entry: PasswdEntry | None = None
@@ -322,6 +348,8 @@ class UserFacts:
 
 @dataclass(kw_only=True, slots=True)
 class ContainerFacts:
+    """Whether the probe ran in a container, and what kind."""
+
     in_container: bool = False
     kind: str | None = None
     mounts: list[str] = field(default_factory=list)  # Ascend-related mount points

@@ -12,6 +12,7 @@ from ascend_env.remote import probe
 
 
 def parse_getenforce(text: str) -> SelinuxMode | None:
+    """`Enforcing`/`Permissive`/`Disabled` -> the mode; None for anything else."""
     word = text.strip().lower()
     return word if word in ("enforcing", "permissive", "disabled") else None  # type: ignore[return-value]
 

@@ -99,6 +99,7 @@ def read_os(r: CaptureReader) -> OsFacts | None:
 
 
 def read_arch(r: CaptureReader) -> str | None:
+    """The machine architecture (`uname -m`, else the probe's own uname)."""
     return ((r.output(probe.UNAME_M) or "").strip() or r.capture.uname.get("machine")
             or None)
 
