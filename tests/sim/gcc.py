@@ -1,5 +1,5 @@
-"""Programs and libraries for the simulated hosts, compiled with gcc on the controller once
-and cached under a key of their sources, flags and compiler."""
+"""The simulated hosts' stub shared libraries, compiled with gcc on the controller once and
+cached under a key of their sources, flags and compiler."""
 
 from __future__ import annotations
 

@@ -13,15 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.sim import gcc, stublibs, vendordata
+from tests.sim import stublibs, vendordata
 from tests.sim.chips import get_chip
 from tests.sim.layout import SimError, cache_dir, secure_mkdir
 
 TARGET = Path(__file__).parent / "target"
 REPO_VERSION = 2
-# Static: the front runs in every host root whatever its libc (see npu_smi_front.c for why
-# it is native at all).
-FRONT_FLAGS = ("-static", "-O2", "-s", "-Wall", "-Wextra")
 OBS = "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com"
 
 # Which stub libraries each package kind lays down, and where (ascend-facts §1.1, §9).
@@ -157,20 +154,6 @@ def _manifest(kind: str, st: Stack) -> dict[str, Any]:
     return base
 
 
-def npu_smi_front() -> Path:
-    """The fake npu-smi's native front (target/npu_smi_front.c), compiled once."""
-    source = (TARGET / "npu_smi_front.c").read_text()
-
-    def build(tmp: Path) -> None:
-        src = tmp / "npu_smi_front.c"
-        src.write_text(source)
-        gcc.run([*FRONT_FLAGS, "-o", str(tmp / "npu-smi"), str(src)],
-                "npu-smi's front (-static needs libc.a: apt-get install -y libc6-dev)")
-        src.unlink()
-
-    return gcc.cached("npu-smi-front", f"{' '.join(FRONT_FLAGS)}|{source}", build) / "npu-smi"
-
-
 def build_run(kind: str, st: Stack, out: Path) -> None:
     """Build one self-extracting .run with makeself."""
     stubs = stublibs.ensure_stubs()
@@ -182,7 +165,6 @@ def build_run(kind: str, st: Stack, out: Path) -> None:
         (pay / "manifest.json").write_text(
             json.dumps(_manifest(kind, st), indent=2))
         if kind == "driver":
-            shutil.copy2(npu_smi_front(), pay / "npu-smi")
             shutil.copy2(TARGET / "npu_smi.py", pay / "npu_smi.py")
         for sub, libs in LIB_PLACES.get(kind, {}).items():
             d = pay / "payload" / kind / sub
@@ -209,9 +191,9 @@ def _sha256(p: Path) -> str:
 
 def _source_key() -> str:
     h = hashlib.sha256(f"{REPO_VERSION}".encode())
-    # Sources, not build outputs: the front's and the stub libraries' (their builds are
+    # Sources, not build outputs: the fakes' and the stub libraries' (the stubs' build is
     # keyed apart, gcc's version included).
-    for f in [*sorted(TARGET.glob("*.py")), *sorted(TARGET.glob("*.c")), Path(__file__),
+    for f in [*sorted(TARGET.glob("*.py")), Path(__file__),
               Path(vendordata.__file__), Path(stublibs.__file__)]:
         h.update(f.read_bytes())
     return h.hexdigest()[:12]

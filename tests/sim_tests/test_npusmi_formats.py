@@ -100,40 +100,33 @@ def test_health_formats() -> None:
     assert "Health                         : Alarm" in npu_smi.health(state, npu, None)
 
 
-def test_kept_answers_follow_every_input(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An answer is printed again only while the arguments and every file read are unchanged."""
-    state_file, info, cache = tmp_path / "state.json", tmp_path / "install.info", tmp_path / "c"
-    for name, value in (("STATE", state_file), ("INSTALL_INFO", info), ("CACHE_DIR", cache)):
+def test_answers_follow_every_input(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each call reads the state and version files afresh and writes nothing."""
+    state_file, info = tmp_path / "state.json", tmp_path / "install.info"
+    for name, value in (("STATE", state_file), ("INSTALL_INFO", info)):
         monkeypatch.setattr(npu_smi, name, str(value))
     (tmp_path / "driver").mkdir()
     (tmp_path / "driver" / "version.info").write_text("Version=25.5.0\n")
     info.write_text(f"Driver_Install_Path_Param={tmp_path}\n")
     state = _state("910b", 2)
     board = ["info", "-t", "board", "-i", "1"]
-
-    def call(argv: list[str]) -> tuple[int, bytes]:
-        monkeypatch.setattr(npu_smi, "_READ", {})  # one process per call on a host
-        return npu_smi.cached(argv)
-
-    def computed(argv: list[str]) -> tuple[int, bytes]:
-        monkeypatch.setattr(npu_smi, "_READ", {})
-        return npu_smi.answer(argv)
-
     state_file.write_text(json.dumps(state))
-    first = call(["info"])
-    assert first == computed(["info"]) == call(["info"]) and len(list(cache.iterdir())) == 1
+    files = sorted(tmp_path.rglob("*"))
+    first = npu_smi.answer(["info"])
+    assert first[0] == 0 and first == npu_smi.answer(["info"])
     state["npus"][1]["fault"] = "health-alarm"
     state_file.write_text(json.dumps(state))
-    alarm = call(["info"])
-    assert alarm != first and b"Alarm" in alarm[1] and alarm == computed(["info"])
+    alarm = npu_smi.answer(["info"])
+    assert alarm != first and b"Alarm" in alarm[1]
     state["npus"][1]["fault"] = None
     state_file.write_text(json.dumps(state))
-    assert call(["info"]) == first
-    assert call(board)[1].count(b"25.5.0") == 1
+    assert npu_smi.answer(["info"]) == first
+    assert npu_smi.answer(board)[1].count(b"25.5.0") == 1
     (tmp_path / "driver" / "version.info").write_text("Version=25.3.0\n")
-    assert b"25.3.0" in call(board)[1] and call(board) == computed(board)
-    assert call(["info", "-t", "board", "-i", "9"]) == (255, computed(["info", "-t", "board",
-                                                                        "-i", "9"])[1])
+    assert b"25.3.0" in npu_smi.answer(board)[1]
+    rc, out = npu_smi.answer(["info", "-t", "board", "-i", "9"])
+    assert rc == 255 and out.startswith(b"Invalid card id.\nError parameter of -i\nUsage:")
+    assert sorted(tmp_path.rglob("*")) == files
     state_file.unlink()
-    assert call(["info"]) == computed(["info"]) == (
+    assert npu_smi.answer(["info"]) == (
         255, f"dcmi module initialize failed. ret is -8001 ({state_file} missing)\n".encode())

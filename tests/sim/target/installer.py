@@ -26,10 +26,6 @@ CANN_INFO = Path("/etc/Ascend/ascend_cann_install.info")
 STATE = Path("/var/lib/ascend-sim/state.json")
 DEFAULT_PATH = "/usr/local/Ascend"
 NPU_SMI = Path("/usr/local/bin/npu-smi")
-# npu-smi's Python part, where its native front (npu_smi_front.c PY_PART) runs it from: a
-# hidden file that is not executable adds no command to the folder.
-NPU_SMI_PY = Path("/usr/local/bin/.npu-smi.py")
-NPU_SMI_CACHE = Path("/var/lib/ascend-sim/npu-smi-cache")
 DRIVER_MODULES = ("drv_pcie_host", "drv_devdrv", "drv_devmng", "drv_davinci_intf",
                   "drv_pcie_hdc_host", "drv_dp_proc_mng", "ascend_event_sched")
 
@@ -235,15 +231,12 @@ class Package:
 
     def install_npu_smi(self) -> None:
         NPU_SMI.parent.mkdir(parents=True, exist_ok=True)
-        for src, dest, mode in ((HERE / "npu_smi.py", NPU_SMI_PY, 0o644),
-                                (HERE / "npu-smi", NPU_SMI, 0o755)):
-            # Renamed into place: a running npu-smi (a binary) cannot be written over.
-            tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-            shutil.copy2(src, tmp)
-            tmp.chmod(mode)
-            tmp.replace(dest)
-        # Answers kept by the npu-smi this replaces are keyed by its inputs, not its code.
-        shutil.rmtree(NPU_SMI_CACHE, ignore_errors=True)
+        # Renamed into place: an npu-smi starting meanwhile reads the old script or the new
+        # one, never half of one.
+        tmp = NPU_SMI.with_name(f".{NPU_SMI.name}.{os.getpid()}")
+        shutil.copy2(HERE / "npu_smi.py", tmp)
+        tmp.chmod(0o755)
+        tmp.replace(NPU_SMI)
 
     def make_nodes(self, user: str, group: str) -> None:
         uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
@@ -281,8 +274,6 @@ class Package:
         shutil.rmtree(self.root / "driver", ignore_errors=True)
         shutil.rmtree("/usr/local/dcmi", ignore_errors=True)
         NPU_SMI.unlink(missing_ok=True)
-        NPU_SMI_PY.unlink(missing_ok=True)
-        shutil.rmtree(NPU_SMI_CACHE, ignore_errors=True)
         for p in Path("/dev").glob("davinci*"):
             p.unlink()
         for name in ("devmm_svm", "hisi_hdc"):

@@ -1,34 +1,26 @@
-"""Fake npu-smi's answers, computed from the simulated host's files.
+#!/usr/bin/python3 -S
+"""Fake npu-smi's answers, computed from the simulated host's files on every call.
 
-The fake driver installs this at /usr/local/bin/.npu-smi.py inside a host, and its native
-front (npu_smi_front.c) at /usr/local/bin/npu-smi, which runs this with `python3 -S`.
-Only the standard library. Hardware comes from the host's state file; driver and firmware
-versions from the files the installers wrote, as a real npu-smi reads them from the driver.
-Table shapes are those of ascend-facts.md §4.
-
-Kept answers. The probe starts npu-smi a dozen times per host and the simulated hosts share
-the test machine's CPUs (the real npu-smi is a native binary; a Python start costs ~10 ms).
-An answer is kept with everything it was computed from (the arguments and the bytes of every
-file read) and printed again only while all of those are unchanged. The front serves a kept
-answer without starting Python while the arguments are the same and each input is the same
-file (inode) with the same size and change time (ctime, which no copy, archive or touch can
-set back); this part keeps that stamp, computed by the front before anything was read, only
-when the files it read are all stamped.
+The fake driver installs this file as /usr/local/bin/npu-smi inside a host. Only the
+standard library. Hardware comes from the host's state file; driver and firmware versions
+from the files the installers wrote, as a real npu-smi reads them from the driver. Table
+shapes are those of ascend-facts.md §4.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
-# Start-up stays lean (python -S, no pathlib, no typing at run time; json only to compute).
+# Start-up stays lean (python -S, no pathlib, no typing at run time): the probe runs
+# npu-smi about ten times per host.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 STATE = "/var/lib/ascend-sim/state.json"
 INSTALL_INFO = "/etc/ascend_install.info"
-CACHE_DIR = "/var/lib/ascend-sim/npu-smi-cache"
 
 # Sample values from the published outputs, cycled per NPU so that a two-NPU host prints
 # exactly the §4.1 / §4.2 / §4.3 samples.
@@ -43,24 +35,16 @@ MEM_310P = ((45, 1529, 44280), (43, 1412, 43693))
 PROC_HEAD = "Process name             | Process memory(MB)"
 
 
-# Every file a call reads, read once: the answer and the key it is kept under come from the
-# same bytes. None: the file is not there (as os.path.isfile would say).
-_READ: dict[str, bytes | None] = {}
-
-
 def _read(path: str) -> bytes | None:
-    if path not in _READ:
-        try:
-            with open(path, "rb") as fh:
-                _READ[path] = fh.read()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            _READ[path] = None
-    return _READ[path]
+    """The file's bytes; None when it is not there (as os.path.isfile would say)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def load_state() -> dict[str, Any]:
-    import json  # noqa: PLC0415 - with re, most of a cached answer's start-up
-
     raw = _read(STATE)
     if raw is None:
         open(STATE).close()  # raises what reading it raises (FileNotFoundError: see main)
@@ -340,19 +324,6 @@ def main(argv: list[str]) -> int:
     return 255
 
 
-def inputs(argv: list[str]) -> bytes | None:
-    """The arguments and every file an answer reads, verbatim and length-prefixed; None when
-    there is no state file (the error is printed, never kept)."""
-    state = _read(STATE)
-    if state is None:
-        return None
-    base = install_path()
-    parts = ["\0".join(argv).encode(), state, _read(INSTALL_INFO),
-             _read(os.path.join(base, "driver", "version.info")),
-             _read(os.path.join(base, "firmware", "version.info"))]
-    return b"".join(b"-1:" if p is None else b"%d:%s" % (len(p), p) for p in parts)
-
-
 def answer(argv: list[str]) -> tuple[int, bytes]:
     """Exit status and output of one call, computed."""
     import io  # noqa: PLC0415
@@ -368,57 +339,8 @@ def answer(argv: list[str]) -> tuple[int, bytes]:
     return rc, out.getvalue().encode(sys.stdout.encoding or "utf-8")
 
 
-def cached(argv: list[str]) -> tuple[int, bytes]:
-    """The kept answer when everything it was computed from is byte-identical, else computed
-    (and kept when the cache folder is writable)."""
-    import zlib  # noqa: PLC0415 - built in: a name for the cache file, not a check
-
-    try:
-        key = inputs(argv)
-    except OSError:  # unreadable: computing says why, as it always did
-        key = None
-    if key is None:
-        return answer(argv)
-    path = os.path.join(CACHE_DIR, f"{zlib.crc32(chr(0).join(argv).encode()):08x}")
-    kept = _read(path)
-    fresh = kept is None or not kept.startswith(key)
-    if fresh:
-        rc, output = answer(argv)
-    else:
-        assert kept is not None
-        status, _, output = kept[len(key):].partition(b"\n")
-        rc = int(status)
-    try:
-        if fresh:
-            os.makedirs(CACHE_DIR, exist_ok=True)
-            tmp = f"{path}.{os.getpid()}"
-            with open(tmp, "wb") as fh:
-                fh.write(key + b"%d\n" % rc + output)
-            os.replace(tmp, path)
-        keep_stamped(argv, rc, output)
-    except OSError:
-        pass  # a user who may not write there gets the computed answer
-    return rc, output
-
-
-def keep_stamped(argv: list[str], rc: int, output: bytes) -> None:
-    """Keep the answer for the native front too, under the stamp it computed before this
-    process read anything, when that stamp covers every file read (see the docstring)."""
-    stamp, stamped = os.environ.get("NPU_SMI_STAMP"), os.environ.get("NPU_SMI_STAMPED")
-    read = {p for p in _READ if not p.startswith(CACHE_DIR + "/")}
-    name = "_".join(argv)  # as the front names it, which refuses any other character
-    if stamp is None or stamped is None or not read <= set(stamped.split()) or not name \
-            or name.strip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"):
-        return
-    path = os.path.join(CACHE_DIR, name + ".fast")
-    tmp = f"{path}.{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(stamp.encode() + b"\n%d\n" % rc + output)
-    os.replace(tmp, path)
-
-
 if __name__ == "__main__":
-    code, text = cached(sys.argv[1:])
+    code, text = answer(sys.argv[1:])
     sys.stdout.buffer.write(text)
     sys.stdout.flush()
     sys.exit(code)
