@@ -12,7 +12,7 @@ rendezvous over TCP on 127.0.0.1 and run torch.distributed.all_reduce (sum) on f
 buffers of several sizes: backend hccl on NPUs, nccl on CUDA, gloo on the CPU. Every element
 of the result is checked; time per all-reduce is the slowest rank's; algbw = bytes / time and
 busbw = algbw x 2(n-1)/n (nccl-tests' convention). Prints one JSON document, schema
-`ascend-env/smoke/hccl/v1` (README.md, "Smoke workloads"). Exit 0 ok, 1 failed or NPU stack
+`ascend-env/smoke/hccl/v1` (docs/smoke.md). Exit 0 ok, 1 failed or NPU stack
 missing, 2 torch cannot run, 3 time limit.
 """
 

@@ -7,7 +7,7 @@ numpy it depends on) only; it never imports ascend_env. Usage:
 
     python mindspore_workload.py --device npu:0 --steps 50 --timeout 600 [--peak-tflops 256]
 
-Prints one JSON document, schema `ascend-env/smoke/mindspore/v1` (README.md, "Smoke workloads"),
+Prints one JSON document, schema `ascend-env/smoke/mindspore/v1` (docs/smoke.md),
 with the torch workload's fields where MindSpore exposes them: device_target Ascend (npu),
 GPU (cuda) or CPU; where the parameters and outputs really were (Tensor.device, else the
 context); the loss curve; steps/s; peak device memory; a float32 matmul checked element-wise
@@ -40,7 +40,7 @@ else:
 SCHEMA = "ascend-env/smoke/mindspore/v1"
 FEATURES, HIDDEN, BATCH = 32, 64, 64
 CHECK_SHAPE = (128, 256, 96)  # m, k, n of the element-wise checked matmul
-CHECK_RTOL = 1e-3  # same tolerance rule as the torch workload (README)
+CHECK_RTOL = 1e-3  # same tolerance rule as the torch workload (docs/smoke.md)
 CHECK_ATOL_PER_SQRT_K = 1e-3
 SAMPLE_TOLERANCE = {"float16": 1e-2, "float32": 1e-4}
 TARGETS = {"npu": "Ascend", "cuda": "GPU", "cpu": "CPU"}

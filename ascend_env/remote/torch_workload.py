@@ -6,7 +6,7 @@ for npu devices) only; it never imports ascend_env. Usage:
 
     python torch_workload.py --device npu:0 --steps 50 --timeout 600 [--peak-tflops 256]
 
-Prints one JSON document, schema `ascend-env/smoke/torch/v1` (README.md, "Smoke workloads"):
+Prints one JSON document, schema `ascend-env/smoke/torch/v1` (docs/smoke.md):
 where the parameters and batches really were, the loss curve, steps/s, peak device memory,
 a float32 matmul checked element-wise against float64 on the CPU, the TFLOPS of a large
 fp16/bf16 matmul, and on an NPU the pid in `npu-smi info` and the operators that fell back

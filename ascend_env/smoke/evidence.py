@@ -1,6 +1,6 @@
 """The JSON evidence the smoke workloads print, as pydantic models (the controller's side).
 
-Field names and meanings are those of README.md, "Smoke workloads". Unknown fields are
+Field names and meanings are those of docs/smoke.md. Unknown fields are
 ignored, so a newer workload's extra evidence does not break an older controller; the raw
 document travels with the verdict anyway.
 """
