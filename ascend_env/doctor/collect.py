@@ -1,28 +1,22 @@
 """Capture hosts: probe.py run on each target through a testinfra transport, in parallel.
 
-The local machine is probed by probe.py in a process of its own (it works beside the
-doctor's imports); a remote target gets the probe inline (`python3 -c`: its compiled code
-where the target's Python reads this one's bytecode, else its source), so nothing is copied
-to it and one round trip per host does the whole capture. An unreachable host or a
-failed probe becomes a Captured with an error, never an exception: the other hosts of a
-fleet are unaffected.
+The local machine is probed by probe.py in a process of its own; a remote target gets the
+probe's source inline (`python3 -c SOURCE`), so nothing is copied to it, what runs as root
+there is plain text an operator can read, and one round trip per host does the whole
+capture. An unreachable host or a failed probe becomes a Captured with an error, never an
+exception: the other hosts of a fleet are unaffected.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import importlib
-import importlib.machinery
-import importlib.util
-import marshal
 import os
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -89,11 +83,11 @@ def _local_python(options: ProbeOptions) -> str:
 
 
 def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
-    """This machine, probed by probe.py in a process of its own (an interpreter without site
-    starts in ~10 ms): it runs beside the doctor's imports on another core, where a thread
-    of this process would share one interpreter lock with them."""
+    """This machine, probed by probe.py in a process of its own, as a target runs it: it
+    works beside the doctor's imports, and its commands inherit nothing of this process.
+    -I -S: it needs only the standard library, and the user's site hooks stay out of it."""
     started = time.monotonic()
-    command = [sys.executable, "-I", "-S", "-c", probe_program(),
+    command = [sys.executable, "-I", "-S", probe.__file__,
                *_probe_args(options, _local_python(options))]
     try:
         # The probe bounds each command by the timeout, 16 at once at most; this bounds the
@@ -124,42 +118,28 @@ def _named(capture: Capture, name: str) -> Capture:
     return capture
 
 
+# The most one argument of a command may hold on Linux (MAX_ARG_STRLEN): the shell line
+# that carries the probe's source is one, in sshd's `sh -c LINE` and in `sh -c` in an image.
+MAX_ARGUMENT = 128 * 1024
+
+
 @functools.cache
-def probe_program() -> str:
-    """The probe as one `python -c` program: its compiled code for an interpreter of this
-    one's bytecode (the target's MAGIC_NUMBER, exactly), its source for any other.
-
-    Compiling the probe's source cost a target 5-8 ms, a tenth of the probe's CPU; the code
-    comes from this package's own bytecode cache (pip compiles it on install). Built once
-    per run (zlib levels 1 and 6: level 9 cost ~8 ms here for 1% less)."""
-    source = Path(probe.__file__).read_bytes()
-    loader = probe.__spec__.loader if probe.__spec__ is not None else None
-    code = loader.get_code(probe.__name__) \
-        if isinstance(loader, importlib.machinery.SourceFileLoader) else None
-    compiled = marshal.dumps(code if code is not None else compile(source, probe.__file__,
-                                                                   "exec"))
-
-    def packed(data: bytes, level: int) -> str:
-        return base64.b64encode(zlib.compress(data, level)).decode()
-
-    # binascii, not base64: base64 imports re (and enum), which the probe does without.
-    magic = base64.b64encode(importlib.util.MAGIC_NUMBER).decode()
-    return ("import binascii,marshal,zlib\n"
-            "try:\n from _frozen_importlib_external import MAGIC_NUMBER as m\n"
-            "except ImportError:\n m=None\n"
-            f'if m==binascii.a2b_base64("{magic}"):\n'
-            f' exec(marshal.loads(zlib.decompress(binascii.a2b_base64("{packed(compiled, 1)}"))))\n'
-            f'else:\n exec(zlib.decompress(binascii.a2b_base64("{packed(source, 6)}")))\n')
+def probe_source() -> str:
+    """The probe's source, exactly as it is in this package: what a target runs."""
+    return Path(probe.__file__).read_text(encoding="utf-8")
 
 
 def remote_command(options: ProbeOptions) -> str:
-    """One shell line that runs the probe on a target: no file is copied there."""
-    code = shlex.quote(probe_program())
+    """One shell line that runs the probe on a target: no file is copied there.
+
+    The source travels as `python3 -c`'s argument, not on stdin: testinfra's Host.run gives
+    a command no stdin on any transport. It stays plain text, visible in ps and audit logs."""
+    code = shlex.quote(probe_source())
     args = " ".join(shlex.quote(a) for a in _probe_args(options, options.python))
     if options.python or not options.venv:
         return f"exec python3 -c {code} {args}"
     # The framework interpreter is chosen on the target: the spec's venv where it exists,
-    # else the probe's own python3 (sys.executable: never a shim, read in-process).
+    # else the probe's own python3 (its sys.executable: never a shim).
     venv = shlex.quote(f"{options.venv}/bin/python")
     return f'[ -x {venv} ] && set -- --python {venv}; exec python3 -c {code} {args} "$@"'
 

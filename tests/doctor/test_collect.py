@@ -1,23 +1,29 @@
 """collect.py without hosts: the ssh command line testinfra builds for a target, and the
-program that carries the probe to it."""
+shell line that carries the probe's source to it."""
 
 from __future__ import annotations
 
-import binascii
-import importlib.util
-import marshal
-import re
+import json
+import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ascend_env.doctor.collect import control_path, probe_program, resolve_hosts
+from ascend_env.doctor.collect import (
+    MAX_ARGUMENT,
+    ProbeOptions,
+    capture_local,
+    control_path,
+    probe_source,
+    remote_command,
+    resolve_hosts,
+)
 from ascend_env.facts.capture import parse_capture
 from ascend_env.remote import probe
 from tests.remote.test_probe import OLD_PYTHONS, make_tree
@@ -70,24 +76,61 @@ def test_no_control_path_where_the_socket_name_would_not_fit(short_tmp: Path) ->
     assert control_path(str(tmp_path / "cp")) == f"{tmp_path}/cp/ae-%C"
 
 
-def test_the_probe_program_carries_its_compiled_code_and_its_source() -> None:
-    """The compiled code for an interpreter of this one's bytecode, the source for others."""
-    program = probe_program()
-    blobs = re.findall(r'a2b_base64\("([^"]+)"\)', program)
-    magic, compiled, source = (binascii.a2b_base64(b) for b in blobs)
-    assert magic == importlib.util.MAGIC_NUMBER
-    assert zlib.decompress(source) == Path(probe.__file__).read_bytes()
-    code = marshal.loads(zlib.decompress(compiled))
-    assert code.co_code == compile(zlib.decompress(source), probe.__file__, "exec").co_code
-    assert "base64" not in program.split("\n")[0]  # base64 would import re for the probe
+def test_what_collect_sends_is_the_probes_source_text() -> None:
+    """Plain source an operator can read on the target, not bytecode or an encoded blob."""
+    source = Path(probe.__file__).read_text(encoding="utf-8")
+    assert probe_source() == source
+    options = ProbeOptions(install_path="/opt/Ascend", users=("alice",), timeout_s=5)
+    words = shlex.split(remote_command(options))
+    assert words[:4] == ["exec", "python3", "-c", source]
+    assert words[4:] == ["--install-path", "/opt/Ascend", "--timeout", "5", "--user", "alice"]
+    pinned = shlex.split(remote_command(ProbeOptions(python="/venv/bin/python")))
+    assert pinned[3] == source and pinned[-2:] == ["--python", "/venv/bin/python"]
+    for word in ("marshal", "zlib", "base64", "binascii", "exec("):
+        assert word not in remote_command(options).replace(source, "")
+
+
+def test_the_probe_line_fits_in_one_argument() -> None:
+    """sshd runs the line as one argument of `sh -c`, which Linux caps (MAX_ARG_STRLEN)."""
+    line = remote_command(ProbeOptions(venv="/srv/venv", users=("a", "b")))
+    assert len(line.encode()) < MAX_ARGUMENT
 
 
 @pytest.mark.parametrize("python", [sys.executable, *OLD_PYTHONS[:1]])
-def test_the_probe_program_runs_here_and_under_another_python(python: str,
-                                                              tmp_path: Path) -> None:
+def test_the_probe_line_runs_here_and_under_another_python(python: str, tmp_path: Path) -> None:
+    """The shell line as a target's shell runs it, with this machine's python3 replaced."""
     root = make_tree(tmp_path / "root")
-    done = subprocess.run([python, "-c", probe_program(), "--root", str(root), "--no-commands"],
-                          capture_output=True, text=True, check=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(python)
+    line = remote_command(ProbeOptions()) + f" --root {shlex.quote(str(root))} --no-commands"
+    done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
     assert done.returncode == 0, done.stderr
     capture = parse_capture(done.stdout, where=python)
     assert capture.root == str(root) and "/etc/os-release" in capture.files
+    assert capture.process.executable is not None
+    assert Path(capture.process.executable).resolve() == Path(python).resolve()
+
+
+def test_the_venv_is_the_framework_python_where_it_exists(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    def pythons(options: ProbeOptions) -> tuple[str, str]:
+        """The framework interpreter the probe reports, and its own."""
+        line = remote_command(options) + f" --root {shlex.quote(str(tmp_path))} --no-commands"
+        done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True)
+        document = json.loads(done.stdout)
+        return document["options"]["python"], document["process"]["executable"]
+
+    assert pythons(ProbeOptions(venv=str(venv)))[0] == str(venv / "bin" / "python")
+    framework, own = pythons(ProbeOptions(venv=str(tmp_path / "none")))
+    assert framework == own  # no venv there: the probe's own python3
+
+
+def test_capture_local_runs_the_probe_file(tmp_path: Path) -> None:
+    captured = capture_local(ProbeOptions(install_path=str(tmp_path), timeout_s=5), name="here")
+    assert captured.error is None and captured.capture is not None
+    assert captured.capture.host == "here"
+    assert captured.capture.options["install_path"] == str(tmp_path)

@@ -4,8 +4,6 @@ the oldest Pythons found here, with a fake npu-smi, and with nothing but the sta
 from __future__ import annotations
 
 import ast
-import fnmatch
-import glob
 import grp
 import json
 import os
@@ -18,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +27,9 @@ from ascend_env.remote import probe
 
 PROBE = Path(probe.__file__).resolve()
 DATA = Path(__file__).resolve().parents[1] / "data"
+# What the probe before the standard-library rewrite recorded on make_tree's two layouts
+# (--no-commands): the files read, each path's type, the listings and the filters.
+EXPECTED_TREE = Path(__file__).with_name("probe_fixture_tree.expected.json")
 BASE = "/usr/local/Ascend"
 ARCH = os.uname().machine
 
@@ -310,19 +312,24 @@ def test_health_pages_are_read_only_when_the_table_shows_trouble(
 
 # -- commands: missing, timing out, failing ---------------------------------------------------
 
-def _probe_object(timeout: float = 5.0) -> probe.Probe:
-    return probe.Probe(root="/", install_path=BASE, python=sys.executable, timeout=timeout,
-                       commands=True, jobs=2, users=[])
+def run(argv: list[str], timeout: float = 5.0) -> dict[str, Any]:
+    return probe.run_command(argv, dict(os.environ), timeout)
 
 
 def test_missing_command_is_recorded() -> None:
-    record = _probe_object().run(["ascend-env-no-such-tool", "--x"])
+    record = run(["ascend-env-no-such-tool", "--x"])
     assert record["rc"] == 127 and "not found" in record["stderr"]
+
+
+def test_command_that_cannot_start_is_rc_126(tmp_path: Path) -> None:
+    script = write(tmp_path, "/not-a-program", "\x7fELF garbage", 0o755)
+    record = run([str(script)])
+    assert record["rc"] == 126 and "OSError" in record["stderr"]
 
 
 def test_command_timeout_kills_the_tree() -> None:
     started = time.monotonic()
-    record = _probe_object(timeout=0.5).run(["sh", "-c", "sleep 30 & sleep 30"])
+    record = run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
     assert record["rc"] == 124 and "timed out" in record["stderr"]
     assert time.monotonic() - started < 10
 
@@ -330,34 +337,64 @@ def test_command_timeout_kills_the_tree() -> None:
 def test_command_timeout_with_a_grandchild_holding_the_pipes() -> None:
     # setsid puts the grandchild outside the killed group; it keeps stdout open for 30 s.
     started = time.monotonic()
-    record = _probe_object(timeout=0.5).run(
-        ["sh", "-c", "echo before; setsid sleep 30 & sleep 30"])
+    record = run(["sh", "-c", "echo before; setsid sleep 30 & sleep 30"], timeout=0.5)
     assert record["rc"] == 124 and record["stdout"] == "before\n"
     assert "timed out after 0.5s" in record["stderr"]
     assert time.monotonic() - started < 10
 
 
+def test_a_grandchild_holding_the_pipes_after_a_clean_exit_costs_at_most_the_timeout() -> None:
+    """The command itself ended (rc 0), its grandchild keeps stdout open: the record keeps
+    the output read and says it timed out, and the probe moves on."""
+    started = time.monotonic()
+    record = run(["sh", "-c", "echo done; setsid sleep 30 &"], timeout=0.5)
+    assert record["stdout"] == "done\n" and record["rc"] == 124
+    assert time.monotonic() - started < 10
+
+
 def test_long_outputs_are_read_whole_and_capped() -> None:
     # More than a pipe's 64 KB while other commands run: read as it comes, nothing lost.
-    runner = _probe_object()
+    runner = probe.Commands(timeout=30, jobs=2)
     runner.start([("big", [sys.executable, "-c", "print('x' * 300000)"], None),
                   ("huge", [sys.executable, "-c", "print('y' * (3 * 1024 * 1024))"], None),
+                  ("both", [sys.executable, "-c", "import sys; sys.stderr.write('e' * 200000);"
+                            " print('o' * 200000)"], None),
                   ("small", ["sh", "-c", "echo small"], None)])
-    runner.finish()
-    assert runner.commands["big"]["stdout"] == "x" * 300000 + "\n"
-    assert runner.commands["huge"]["stdout"] == "y" * probe.MAX_OUTPUT_BYTES
-    assert runner.commands["small"]["stdout"] == "small\n"
-    assert all(record["rc"] == 0 for record in runner.commands.values())
+    runner.close()
+    assert runner.records["big"]["stdout"] == "x" * 300000 + "\n"
+    assert runner.records["huge"]["stdout"] == "y" * probe.MAX_OUTPUT_BYTES
+    assert runner.records["both"]["stdout"] == "o" * 200000 + "\n"
+    assert runner.records["both"]["stderr"] == "e" * 200000
+    assert runner.records["small"]["stdout"] == "small\n"
+    assert all(record["rc"] == 0 for record in runner.records.values())
+
+
+def test_commands_run_at_once_up_to_jobs() -> None:
+    """Independent commands overlap: four one-second sleeps in two slots take about two."""
+    runner = probe.Commands(timeout=30, jobs=2)
+    started = time.monotonic()
+    runner.start([(f"s{i}", ["sleep", "1"], None) for i in range(4)])
+    runner.wait(["s0"])
+    assert set(runner.records) == {"s0"}  # wait takes only what it is asked for
+    runner.close()
+    assert set(runner.records) == {"s0", "s1", "s2", "s3"}
+    assert 1.9 < time.monotonic() - started < 3.9
+
+
+def test_disabled_commands_run_nothing() -> None:
+    runner = probe.Commands(timeout=5, enabled=False)
+    runner.start([("echo", ["echo", "x"], None)])
+    runner.close()
+    assert runner.records == {}
 
 
 def test_commands_get_no_descriptor_the_probe_inherited() -> None:
-    """As subprocess's close_fds did: a command left running must not hold a pipe the
+    """As subprocess's close_fds does: a command left running must not hold a pipe the
     probe's caller waits on."""
     read_end, write_end = os.pipe()
-    script = (f"import sys; sys.path.insert(0, {str(PROBE.parent)!r}); import probe\n"
-              "p = probe.Probe(root='/', install_path='/x', python=sys.executable, timeout=5,"
-              " commands=True, jobs=1, users=[])\n"
-              "print(p.run(['ls', '/proc/self/fd'])['stdout'].split())")
+    script = (f"import os, sys; sys.path.insert(0, {str(PROBE.parent)!r}); import probe\n"
+              "print(probe.run_command(['ls', '/proc/self/fd'], dict(os.environ), 5)"
+              "['stdout'].split())")
     try:
         done = subprocess.run([sys.executable, "-c", script], pass_fds=(write_end,),
                               capture_output=True, text=True, check=True)
@@ -369,18 +406,34 @@ def test_commands_get_no_descriptor_the_probe_inherited() -> None:
 
 def test_commands_get_the_signals_python_ignores_back() -> None:
     """Python ignores SIGPIPE and SIGXFSZ; a command gets them at their defaults (a login
-    shell's `... | head` must end quietly), as subprocess's restore_signals did."""
-    status = _probe_object().run(["cat", "/proc/self/status"])["stdout"]
+    shell's `... | head` must end quietly), as subprocess's restore_signals does."""
+    status = run(["cat", "/proc/self/status"])["stdout"]
     ignored = int(next(line for line in status.splitlines()
                        if line.startswith("SigIgn:")).split()[1], 16)
     assert not ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1))
-    assert (probe.SIGKILL, *probe.SIGNALS_TO_RESTORE) == (
-        signal.SIGKILL, signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def test_commands_run_in_a_session_of_their_own_with_no_stdin() -> None:
+    record = run([sys.executable, "-c", "import os, sys; print(os.getsid(0) == os.getpid(),"
+                  " sys.stdin.read() == '')"])
+    assert record["stdout"] == "True True\n"
 
 
 def test_failing_command_keeps_its_output() -> None:
-    record = _probe_object().run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    record = run(["sh", "-c", "echo out; echo err >&2; exit 3"])
     assert (record["rc"], record["stdout"], record["stderr"]) == (3, "out\n", "err\n")
+
+
+def test_ldconfig_and_login_env_keep_only_what_may_leave_the_host() -> None:
+    runner = probe.Commands(timeout=5)
+    runner._record(probe.LDCONFIG, {"stdout": "2 libs found in cache\n"
+                                              "\tlibascendcl.so (libc6,AArch64) => /a\n"
+                                              "\tlibssl.so.3 (libc6,AArch64) => /b\n"})
+    runner._record(probe.LOGIN_ENV, {"stdout": "PATH=/bin\0AWS_SECRET=x\0HCCL_IF=eth0\0"})
+    assert runner.records[probe.LDCONFIG]["stdout"] == (
+        "2 libs found in cache\n\tlibascendcl.so (libc6,AArch64) => /a\n")
+    assert runner.records[probe.LOGIN_ENV]["stdout"] == "PATH=/bin\0HCCL_IF=eth0\0"
+    assert set(runner.filters) == {"command:" + probe.LDCONFIG, "command:" + probe.LOGIN_ENV}
 
 
 def test_npu_id_reading() -> None:
@@ -402,6 +455,16 @@ def test_probe_imports_only_the_standard_library() -> None:
     assert names - {"__future__"} <= sys.stdlib_module_names, names - sys.stdlib_module_names
 
 
+def test_probe_uses_the_standard_library_not_copies_of_it() -> None:
+    """json, glob, subprocess and argparse do what the probe needs; it carries no copy."""
+    tree = ast.parse(PROBE.read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    assert {"json", "glob", "subprocess", "argparse", "selectors"} <= imported
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert not {"posix_spawn", "encode_basestring_ascii", "marshal"} & (attributes | imported)
+
+
 def test_probe_loads_nothing_outside_the_standard_library(tmp_path: Path) -> None:
     # -S: site-packages .pth hooks (sitecustomize, _distutils_hack) are this machine's, not
     # the probe's.
@@ -412,11 +475,6 @@ def test_probe_loads_nothing_outside_the_standard_library(tmp_path: Path) -> Non
                for m in re.finditer(r"^import time:.*\|\s*(\S+)\s*$", result.stderr, re.M)}
     assert modules and modules <= sys.stdlib_module_names | {"encodings"}, (
         modules - sys.stdlib_module_names)
-    # What the probe does without (a fifth of its CPU a host): subprocess and its threading,
-    # re and enum (through json, shlex, glob), argparse, logging.
-    heavy = {"subprocess", "threading", "re", "enum", "json", "shlex", "glob", "argparse",
-             "logging", "concurrent", "socket", "typing"}
-    assert not modules & heavy, modules & heavy
 
 
 def _old_pythons() -> list[str]:
@@ -456,9 +514,9 @@ def test_probe_under_older_pythons(tmp_path: Path, python: str) -> None:
 
 
 def test_distributions_are_what_importlib_metadata_finds(tmp_path: Path) -> None:
-    """The snippet reads metadata headers itself (importlib.metadata tripled its time); it
-    must list what importlib.metadata lists: dist-info and egg-info folders, egg-info files,
-    folded headers, a broken entry skipped."""
+    """The snippet reads metadata headers itself (a framework environment may predate
+    importlib.metadata); it must list what importlib.metadata lists: dist-info and egg-info
+    folders, egg-info files, folded headers, a broken entry skipped."""
     site = tmp_path / "site"
     (site / "torch-2.9.0.dist-info").mkdir(parents=True)
     (site / "torch-2.9.0.dist-info" / "METADATA").write_text(
@@ -484,9 +542,9 @@ def test_distributions_are_what_importlib_metadata_finds(tmp_path: Path) -> None
         ("torch", "2.9.0", str(site / "torch-2.9.0.dist-info"))]
 
 
-def test_a_probe_in_the_framework_python_lists_its_distributions_itself() -> None:
-    """On a target whose framework Python is the probe's own (`python3 -c`, no venv), the
-    snippet runs in the probe: the record is the one a second interpreter would give."""
+def test_the_framework_python_lists_its_distributions() -> None:
+    """The record of the interpreter --python names: the snippet run there, torch_npu's
+    autoload off; none without commands."""
     code = PROBE.read_text()
     here = subprocess.run([sys.executable, "-c", code, "--python", sys.executable,
                            "--no-commands"], capture_output=True, text=True, check=True)
@@ -496,114 +554,126 @@ def test_a_probe_in_the_framework_python_lists_its_distributions_itself() -> Non
     record = json.loads(done.stdout)["commands"][probe.FRAMEWORK_PYTHON]
     started = subprocess.run([sys.executable, "-c", probe.DISTRIBUTIONS_SNIPPET],
                              capture_output=True, text=True, check=True)
-    assert record["rc"] == 0 and record["argv"][0] == sys.executable
+    assert record["rc"] == 0 and record["argv"] == [sys.executable, "-c",
+                                                    probe.DISTRIBUTIONS_SNIPPET]
     assert json.loads(record["stdout"]) == json.loads(started.stdout)
     other = subprocess.run([sys.executable, "-c", code, "--python", "/usr/bin/python3"],
                            capture_output=True, text=True, check=True)
     assert json.loads(json.loads(other.stdout)["commands"][probe.FRAMEWORK_PYTHON]["stdout"]
                       )["executable"] == "/usr/bin/python3"
+    jobs = {key: env for key, _, env in probe.first_jobs(probe.Tree("/"), [BASE], "py", [],
+                                                         {"A": "1"})}
+    assert jobs[probe.FRAMEWORK_PYTHON] == {"A": "1", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
 
-def test_only_the_probes_own_plain_interpreter_is_read_in_process(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    def runner(python: str) -> probe.Probe:
-        return probe.Probe(root="/", install_path=BASE, python=python, timeout=30,
-                           commands=True, jobs=2, users=[])
-
-    monkeypatch.setattr(sys, "argv", ["-c"])  # as `python3 -c` runs it on a target
-    here = runner(sys.executable)
-    assert here.own_interpreter()
-    assert probe.FRAMEWORK_PYTHON not in [key for key, _, _ in here.first_jobs([BASE])]
-    record = here.distributions_here()
-    assert record["rc"] == 0
-    assert json.loads(record["stdout"])["executable"] == sys.executable
-    assert not runner("/usr/bin/python3-other").own_interpreter()
-    monkeypatch.setattr(sys, "argv", [str(PROBE)])  # run as a script: sys.path differs
-    assert not here.own_interpreter()
-
-
-# -- its own option parsing (argparse cost a start ~7 ms) --------------------------------------
+# -- options (argparse) -----------------------------------------------------------------------
 
 def test_options() -> None:
     args = probe.parse_args(["--install-path=/opt/Ascend", "--user", "a", "--user=b", "-o", "f",
                              "--no-commands", "--timeout", "2.5", "--jobs=3"])
-    assert args["install_path"] == "/opt/Ascend" and args["user"] == ["a", "b"]
-    assert args["output"] == "f" and args["no_commands"] is True
-    assert args["timeout"] == 2.5 and args["jobs"] == 3
+    assert args.install_path == "/opt/Ascend" and args.user == ["a", "b"]
+    assert args.output == "f" and args.no_commands is True
+    assert args.timeout == 2.5 and args.jobs == 3
     defaults = probe.parse_args([])
-    assert defaults["python"] == sys.executable and defaults["root"] == "/"
-    assert defaults["install_path"] == probe.DEFAULT_INSTALL_PATH and defaults["user"] == []
+    assert defaults.python == sys.executable and defaults.root == "/"
+    assert defaults.install_path == probe.DEFAULT_INSTALL_PATH and defaults.user == []
+    assert (defaults.timeout, defaults.jobs) == (probe.DEFAULT_TIMEOUT_S, probe.DEFAULT_JOBS)
+    assert defaults.output is None and defaults.no_commands is False
 
 
 @pytest.mark.parametrize(("words", "message"), [
-    (["--bogus"], "unrecognized argument: --bogus"),
-    (["--timeout", "soon"], "--timeout: invalid value 'soon'"),
-    (["--root"], "--root needs a value"),
-    (["--no-commands=yes"], "--no-commands takes no value"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--timeout", "soon"], "argument --timeout: invalid float value: 'soon'"),
+    (["--root"], "argument --root: expected one argument"),
+    (["--no-commands=yes"], "argument --no-commands: ignored explicit argument 'yes'"),
+    (["--install"], "unrecognized arguments: --install"),  # no abbreviations
 ])
 def test_bad_options_exit_2_with_the_usage(words: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), *words],
+    # `python3 -c SOURCE` as on a target: the usage still names probe.py.
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE.read_text(), *words],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("usage: probe.py") and done.stderr.endswith(message + "\n")
+    assert done.stderr.startswith("usage: probe.py")
+    assert done.stderr.endswith("probe.py: error: " + message + "\n")
 
 
 def test_help() -> None:
     done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), "--help"],
                           capture_output=True, text=True, check=True)
     assert "--install-path P" in done.stdout and "--user USER" in done.stdout
+    assert done.stdout.startswith("usage: probe.py")
 
 
-# -- the probe's own path matching and health words (no re, glob or fnmatch there) ------------
+# -- paths and health words -------------------------------------------------------------------
 
-NAMES = ["davinci0", "davinci12", "davinci_manager", "vdavinci3", ".hidden", "cann-8.5.0",
-         "cann", "a]b", "x-y", "ascend_toolkit_install.info", "8.0.0", "latest", "!bang", ""]
-PATTERNS = ["*", "davinci[0-9]*", "vdavinci[0-9]*", "cann-*", "ascend_*_install.info", "?",
-            "[!d]*", "[a-c]*", "*[0-9]", "a[]]b", "[!]]*", "x[-]y", "[", "a[b", ".*", "*.*",
-            "d?vinci*", "**", "[0-9].*.*", "!*"]
-
-
-@pytest.mark.parametrize("pattern", PATTERNS)
-def test_component_matching_is_fnmatchs(pattern: str) -> None:
-    for name in NAMES:
-        expected = fnmatch.fnmatchcase(name, pattern) and not (
-            name.startswith(".") and not pattern.startswith("."))
-        assert probe._matches(name, pattern) is expected, (name, pattern)
-
-
-def test_probe_glob_is_glob_glob(tmp_path: Path) -> None:
-    root = make_tree(tmp_path / "root")
+def test_tree_glob_gives_logical_paths_under_any_root(tmp_path: Path) -> None:
+    """Under a root whose own name holds glob characters; hidden names only by a leading
+    dot, broken links listed, a plain path only where it exists."""
+    root = make_tree(tmp_path / "ro[o]t*")
     write(root, "/dev/.davinci9", "")
-    (root / "dev" / "davinci7").symlink_to("/nowhere")  # broken links are listed, as by glob
-    finder = probe.Probe(root=str(root), install_path=BASE, python=sys.executable, timeout=5,
-                         commands=False, jobs=1, users=[])
-    for pattern in ("/dev/davinci[0-9]*", "/sys/bus/pci/devices/*/vendor", f"{BASE}/*",
-                    f"{BASE}/ascend-toolkit/*/*/ascend_*_install.info", "/dev/*",
-                    "/etc/profile.d/*scend*", "/no/such/*", f"{BASE}/driver/version.info"):
-        found = glob.glob(glob.escape(str(root)) + pattern)  # noqa: PTH207 - the reference
-        expected = sorted(p[len(str(root)):] for p in found)
-        assert finder.glob(pattern) == expected, pattern
-    assert "/dev/davinci7" in finder.glob("/dev/davinci[0-9]*")
+    (root / "dev" / "davinci7").symlink_to("/nowhere")
+    tree = probe.Tree(str(root))
+    assert tree.glob("/dev/davinci[0-9]*") == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci7"]
+    assert tree.glob("/dev/*") == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci7",
+                                   "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+    assert tree.glob("/dev/.*") == ["/dev/.davinci9"]
+    assert tree.glob(f"{BASE}/ascend-toolkit/*/*/ascend_*_install.info") == [
+        f"{BASE}/ascend-toolkit/8.0.0/{ARCH}-linux/ascend_toolkit_install.info",
+        f"{BASE}/ascend-toolkit/latest/{ARCH}-linux/ascend_toolkit_install.info"]
+    assert tree.glob("/sys/bus/pci/devices/*/vendor") == [
+        f"/sys/bus/pci/devices/{a}/vendor" for a in ("0000:00:1f.0", "0000:c1:00.0",
+                                                      "0000:c2:00.0")]
+    assert tree.glob(f"{BASE}/driver/version.info") == [f"{BASE}/driver/version.info"]
+    assert tree.glob("/no/such/*") == [] and tree.glob("/no/such") == []
+    assert tree.expand("/no/such") == ["/no/such"]  # read or stat, and recorded as absent
+    capture = run_probe("--root", str(root), "--no-commands")
+    assert capture.paths["/dev/davinci7"].type == "link"
+    assert capture.paths["/dev/davinci7"].broken is True
 
 
 def test_health_words() -> None:
-    regex = re.compile(r"\b(Warning|Alarm|Critical|UNKNOWN)\b", re.IGNORECASE)
-    for text in ("| OK |", "| Warning |", "|ALARM|", "critical\n", "Unknown2", "Alarms",
-                 "no_alarm", "(Alarm)", "Health: UNKNOWN", ""):
-        assert bool(probe._words(text) & set(probe.UNHEALTHY)) is bool(regex.search(text)), text
+    """A health word but OK, as a whole word in any case, makes a table unhealthy."""
+    for text, unhealthy in (("| OK |", False), ("| Warning |", True), ("|ALARM|", True),
+                            ("critical\n", True), ("Unknown2", False), ("Alarms", False),
+                            ("no_alarm", False), ("(Alarm)", True), ("Health: UNKNOWN", True),
+                            ("", False)):
+        assert probe._unhealthy(text) is unhealthy, text
 
 
-def test_the_probes_json_is_json_dumps(tmp_path: Path) -> None:
-    """The probe writes its JSON itself (json imports re and enum): the same text."""
-    tricky = ["", "plain", 'quote " and \\ backslash', "tab\tnew\nline\x00\x1f\x7f",
-              "é 中文 \U0001f600", "\ud800 lone surrogate"]
-    doc = {"b": [1, 2.5, -0.001, 10**20, True, False, None], "a": {}, "c": [], "t": tricky,
-           "nested": {"z": {"y": [[], {}, [{"k": "v"}]]}}, "ü": 0.1}
-    for kwargs in ({}, {"indent": 1, "sort_keys": True}, {"sort_keys": True}):
-        assert probe._json(doc, **kwargs) == json.dumps(doc, **kwargs)
-    for text in tricky:
-        assert probe._ascii_quote(text) == json.dumps(text)
-    capture = run_probe("--root", str(make_tree(tmp_path / "root")))
-    document = capture.model_dump(mode="json", by_alias=True)
-    assert probe._json(document, indent=1, sort_keys=True) == json.dumps(
-        document, indent=1, sort_keys=True)
+# -- the document -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["old", "new"])
+def test_the_capture_records_what_it_always_did(tmp_path: Path, layout: str) -> None:
+    """Same keys, same files read, same paths (with their types), listings and filters as
+    the probe before the standard-library rewrite recorded on the same tree."""
+    expected = json.loads(EXPECTED_TREE.read_text().replace("{arch}", ARCH))[layout]
+    root = make_tree(tmp_path / "root", layout)
+    done = subprocess.run([sys.executable, str(PROBE), "--root", str(root), "--no-commands"],
+                          capture_output=True, text=True, check=True)
+    document = json.loads(done.stdout)
+    assert sorted(document) == expected["document"]
+    assert sorted(document["files"]) == expected["files"]
+    assert {path: info["type"] for path, info in document["paths"].items()} == expected["paths"]
+    assert document["listings"] == expected["listings"]
+    assert document["filters"] == expected["filters"]
+    assert document["schema"] == probe.SCHEMA and document["errors"] == []
+    assert document["options"] == {"install_path": BASE, "install_paths": [BASE],
+                                   "python": sys.executable, "commands": False,
+                                   "timeout_s": probe.DEFAULT_TIMEOUT_S}
+
+
+def test_the_document_is_ascii_json_and_text_survives_it(tmp_path: Path) -> None:
+    """Non-ASCII, control characters and bytes that are not UTF-8 in a file: the printed
+    document is ASCII and the text reads back as it was (undecodable bytes replaced)."""
+    tricky = 'quote " \\ tab\tnul\x00\x1f é 中文 \U0001f600\n'
+    root = make_tree(tmp_path / "root")
+    write(root, "/etc/hccn.conf", tricky)
+    (root / "etc/selinux").mkdir()
+    (root / "etc/selinux/config").write_bytes(b"SELINUX=\xff\xfe\n")
+    done = subprocess.run([sys.executable, str(PROBE), "--root", str(root), "--no-commands"],
+                          capture_output=True, check=True)
+    assert done.stdout.isascii() and done.stdout.endswith(b"}\n")
+    files = json.loads(done.stdout)["files"]
+    assert files["/etc/hccn.conf"] == tricky
+    assert files["/etc/selinux/config"] == "SELINUX=\ufffd\ufffd\n"
+    assert parse_capture(done.stdout.decode()).files["/etc/hccn.conf"] == tricky
