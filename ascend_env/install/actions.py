@@ -1,8 +1,10 @@
 """What the install playbook must do on one host, decided from that host's current state.
 
-The playbook's preflight role reads the host (roles/preflight/files/host_state.py) and calls
-`decide` through a filter plugin, so the vendor's ordering and downgrade rules live in one
-typed, unit-tested place instead of in Jinja conditions (ascend-facts.md §1.2, §5).
+The playbook's preflight role runs the doctor's probe on the host; through a filter plugin,
+`read_host` reads that capture with the doctor's own facts and `decide` acts on the result, so
+install and doctor cannot disagree about what is installed, and the vendor's ordering and
+downgrade rules live in one typed, unit-tested place instead of in Jinja conditions
+(ascend-facts.md §1.2, §5).
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ascend_env.core.versions import AscendVersion, try_parse
+from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.capture import Capture
+from ascend_env.facts.model import CannFacts, Facts
 
 HdkAction = Literal["none", "full", "upgrade"]
 CannAction = Literal["none", "install", "upgrade"]
@@ -38,6 +43,57 @@ class Actions:
         return asdict(self)
 
 
+def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> dict[str, Any]:
+    """What preflight, decide() and the roles read about one host, from the doctor's facts.
+
+    The capture must come from a probe run with `--user USER`: `id USER` says whether the
+    running user exists and which groups it is in.
+    """
+    facts = facts_from_capture(capture)
+    account = facts.users.others.get(user)
+    users = facts.users
+    group_known = (account is not None and group in account.groups) or (
+        users.driver_group == group and users.driver_group_entry is not None)
+    return {
+        "arch": facts.arch,
+        "kernel": facts.os.kernel if facts.os else None,
+        "pci": [{"address": card.address, "device": card.device, "class": card.class_code}
+                for card in facts.pci],
+        "user_exists": account is not None and group_known,
+        "installed": _installed(facts, capture, install_path.rstrip("/") or "/"),
+    }
+
+
+def _installed(facts: Facts, capture: Capture, install_path: str) -> dict[str, Any]:
+    cann = facts.cann
+    # CANN elsewhere (a user's ~/Ascend) is not the spec's; ops and NNAL need the toolkit in
+    # their own path (CANN-850).
+    here = cann if cann is not None and cann.install_path == install_path else None
+    ops = (here.packages.get("ops") or here.packages.get("kernels")) if here else None
+    nnal = here.packages.get("nnal") if here else None
+    return {
+        "driver": facts.driver.version_raw if facts.driver else None,
+        "driver_complete": facts.driver.complete if facts.driver else False,
+        "firmware": facts.firmware.version_raw if facts.firmware else None,
+        "toolkit": here.version_raw if here else None,
+        "toolkit_home": here.home if here else None,
+        "toolkit_linked": _linked(capture, here) if here else False,
+        "ops": ops.version if ops else None,
+        "nnal": nnal.version if nnal else None,
+        "cann_elsewhere": cann.install_path if cann is not None and here is None else None,
+    }
+
+
+def _linked(capture: Capture, cann: CannFacts) -> bool:
+    """The toolkit is reached through `cann` or `ascend-toolkit/latest`, which its installer
+    makes last: without either, the facts read the newest version folder of a stopped install."""
+    for link in (f"{cann.install_path}/cann", f"{cann.install_path}/ascend-toolkit/latest"):
+        info = capture.paths.get(link)
+        if info is not None and info.exists and not info.broken:
+            return True
+    return False
+
+
 def _version(value: object) -> AscendVersion | None:
     return try_parse(str(value)) if value else None
 
@@ -61,13 +117,16 @@ def _hdk_action(name: str, installed: AscendVersion | None, target: AscendVersio
 def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False) -> Actions:
     """Decide every component's action for one host.
 
-    `host` is host_state.py's JSON; `target` the plan's versions and wanted components:
+    `host` is read_host's answer; `target` the plan's versions and wanted components:
     {"driver": v|None, "firmware": v|None, "cann": v|None, "packages": [...],
      "min_driver": v|None}.
     """
     actions = Actions()
     installed = host.get("installed", {})
     wanted = set(target.get("packages", []))
+    if installed.get("cann_elsewhere"):
+        actions.notes.append(f"CANN in {installed['cann_elsewhere']} is not in the spec's "
+                             "install path; it is left alone")
 
     driver_now = _version(installed.get("driver"))
     firmware_now = _version(installed.get("firmware"))
@@ -103,6 +162,12 @@ def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False)
 def _decide_cann(installed: dict[str, Any], cann: AscendVersion, wanted: set[str], force: bool,
                  actions: Actions) -> None:
     toolkit_now = _version(installed.get("toolkit"))
+    if toolkit_now is not None and not installed.get("toolkit_linked", True):
+        actions.notes.append(
+            f"CANN toolkit {toolkit_now.raw} in {installed.get('toolkit_home')} has no `cann` "
+            "or `ascend-toolkit/latest` link (its install stopped before the end); "
+            "reinstalling")
+        toolkit_now = None
     if "toolkit" in wanted:
         if toolkit_now is None:
             actions.toolkit = "install"

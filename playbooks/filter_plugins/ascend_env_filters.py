@@ -2,17 +2,58 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
-from ascend_env.install.actions import decide
+from ascend_env.facts.capture import parse_capture
+from ascend_env.install.actions import decide, read_host
 from ascend_env.install.wheelhouse import drift
+
+# The programs of ascend_env/remote that a playbook may send to a host.
+REMOTE_PROGRAMS = ("probe",)
+
+
+def ascend_remote_source(name: str) -> str:
+    """The source of one of ascend_env/remote's programs, for `python3 -c` on a host: the same
+    file the doctor runs, from the installed package."""
+    if name not in REMOTE_PROGRAMS:
+        raise ValueError(f"no remote program {name!r}; known: {', '.join(REMOTE_PROGRAMS)}")
+    return resources.files("ascend_env.remote").joinpath(f"{name}.py").read_text(
+        encoding="utf-8")
+
+
+def ascend_host(capture: str | dict[str, Any], install_path: str, user: str, group: str
+                ) -> dict[str, Any]:
+    """The probe's capture, read as the doctor reads it (see ascend_env.install.actions)."""
+    return read_host(parse_capture(capture if isinstance(capture, dict) else str(capture),
+                                   where="preflight's probe"),
+                     install_path=str(install_path), user=str(user), group=str(group))
 
 
 def ascend_actions(host: dict[str, Any], target: dict[str, Any], force: bool = False
                    ) -> dict[str, Any]:
     """What to install on this host (see ascend_env.install.actions.decide)."""
     return decide(host, target, force=bool(force)).as_dict()
+
+
+def ascend_path_and_parents(path: str) -> list[str]:
+    """`path`, its parent, and so on up to `/`: df reports the first of them that exists."""
+    found = [posixpath.normpath(str(path))]
+    while found[-1] != "/":
+        found.append(posixpath.dirname(found[-1]))
+    return found
+
+
+def ascend_first_lines(grep_output: str) -> dict[str, str]:
+    """Each file's first line from `grep -H '' FILE...` (lines `FILE:TEXT`), by file name."""
+    found: dict[str, str] = {}
+    for line in str(grep_output).splitlines():
+        name, _, text = line.partition(":")
+        if text.strip():
+            found.setdefault(name, text.strip())
+    return found
 
 
 def ascend_venv_drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
@@ -24,4 +65,8 @@ class FilterModule:
     """Ansible's entry point for filter plugins."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"ascend_actions": ascend_actions, "ascend_venv_drift": ascend_venv_drift}
+        return {"ascend_remote_source": ascend_remote_source, "ascend_host": ascend_host,
+                "ascend_actions": ascend_actions,
+                "ascend_first_lines": ascend_first_lines,
+                "ascend_path_and_parents": ascend_path_and_parents,
+                "ascend_venv_drift": ascend_venv_drift}
