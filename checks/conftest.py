@@ -49,8 +49,7 @@ def _context(config: pytest.Config) -> DoctorContext:
 # `target` is a parameter the doctor's plugin gives every check (a Target: the host, its
 # facts), at session scope: the fixtures below are session-scoped, so each is made once per
 # host (a skip too: every check that takes `driver` skips with the same reason) instead of
-# once per check and host. Those that read the run's context do not take `request`: that
-# costs pytest a signature inspection per check and host (~0.1 ms each).
+# once per check and host.
 
 @pytest.fixture(scope="session")
 def facts(target: Target) -> Facts:

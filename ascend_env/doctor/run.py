@@ -14,7 +14,6 @@ two, not their sum).
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import time
 from collections.abc import Callable
@@ -74,8 +73,8 @@ SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.build",
 
 
 def prepare_suite() -> None:
-    """Load what the rest of the run needs (~0.3 s, most of it imports, the matrix and chip
-    tables too), called while the probes run."""
+    """Load what the rest of the run needs (imports, the matrix and chip tables), called while
+    the probes run so that a health check waits for the longer of the two, not their sum."""
     for name in SUITE_MODULES:
         importlib.import_module(name)
     from ascend_env.spec.matrix import load_chips, load_matrix  # noqa: PLC0415
@@ -184,22 +183,8 @@ def doctor(options: DoctorOptions) -> Report | FleetReport:
     if options.level not in LEVELS:
         raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
     started, clock = now_iso(), time.monotonic()
-    # The suite's imports allocate a few hundred thousand objects that live as long as the
-    # process: the cyclic collector walked them ~150 times (~30 ms of a one-host doctor).
-    # It waits until they are in, they are frozen (later collections skip them), and it
-    # runs again for the checks, so a long fleet run still frees its cycles.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        captured = captured_targets(options, while_waiting=prepare_suite)
-        if collecting:
-            gc.freeze()
-            gc.enable()
-        reports = evaluate(captured, options)
-    finally:
-        if collecting:
-            gc.enable()
-            gc.unfreeze()  # for callers that live on (tests, install's post-install doctor)
+    captured = captured_targets(options, while_waiting=prepare_suite)
+    reports = evaluate(captured, options)
     return as_document(reports, options, started, time.monotonic() - clock)
 
 

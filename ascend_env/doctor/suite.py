@@ -2,16 +2,17 @@
 
 One test is one check (docstring `id: title`, a category marker, a level marker), run once
 per target through the `target` parameter; the plugin selects by level and `--only`, and
-turns each outcome into a CheckResult (observed, expected, why, the fix). `pytest checks/`
-runs the same suite on this machine with a terminal.
+turns each test report into a CheckResult (observed, expected, why, the fix). Checks run
+through pytest's own runtest protocol, so marks and fixtures behave as under `pytest checks/`,
+which runs the same suite on this machine with a terminal.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
-from collections.abc import Callable, Generator, Iterator
+import sys
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -109,35 +110,17 @@ def selected(info: CheckInfo, only: tuple[str, ...]) -> bool:
 
 
 class DoctorPlugin:
-    """pytest plugin: parametrises checks by target, selects, and collects outcomes."""
+    """pytest plugin: parametrises checks by target, selects, and turns reports into results."""
 
-    def __init__(self, context: DoctorContext, *, lean: bool = False) -> None:
+    def __init__(self, context: DoctorContext) -> None:
         self.context = context
-        # The doctor's own run (no terminal, no JUnit): each check runs through pytest's
-        # setup, call and teardown hooks, without the reports nobody reads (see
-        # pytest_runtest_protocol). `pytest checks/` keeps pytest's whole protocol.
-        self.lean = lean
         self.checks: list[CheckInfo] = []
         self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
-        self._started: dict[str, float] = {}
-        self._info: dict[pytest.Item, CheckInfo] = {}  # read once per item, at selection
-        self._checks: dict[Any, CheckInfo] = {}  # by check function: the same for every host
         self.collect_errors: list[str] = []
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # Without a terminal nobody reads pytest's tracebacks (a result is built from the
-        # exception itself), yet the default "long" one parses the check's source and reprs
-        # its arguments, whole Facts models included: ~5 ms per failing check. The option
-        # exists only with the terminal plugin, so `pytest checks/` keeps its tracebacks.
-        if not hasattr(session.config.option, "tbstyle"):
-            session.config.option.tbstyle = "line"
-
-    def _check_info(self, node: pytest.Item) -> CheckInfo:
-        function = getattr(node, "function", None)
-        info = self._checks.get(function)
-        if info is None:
-            info = self._checks[function] = check_info(node)
-        return info
+        self._selected: dict[str, tuple[CheckInfo, str]] = {}  # node id: check, target name
+        # A report carries the text of what a phase raised; a row needs the Finding object.
+        self._raised: dict[tuple[str, str], BaseException] = {}
+        self._setup_s: dict[str, float] = {}
 
     def _wanted(self, info: CheckInfo) -> bool:
         # Image-scope checks (checks/test_image.py) run only when `image build|validate`
@@ -148,13 +131,12 @@ class DoctorPlugin:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "target" in metafunc.fixturenames:
+            # Read here so that a check without an identity is a collection error of its
+            # module, which both the doctor and `pytest checks/` name.
+            check_info(metafunc.definition)
             targets = self.context.targets
-            # A check this run leaves out (its level, --only) gets one item, deselected
-            # below, not one per host.
-            if not self._wanted(self._check_info(metafunc.definition)):
-                targets = targets[:1]
             # Session scope: a host's checks run together and the fixtures of checks/conftest.py
-            # are made once per host, not per check and host (~17% of the suite's work).
+            # are made once per host (a skip too), not once per check and host.
             metafunc.parametrize("target", targets, ids=[t.name for t in targets],
                                  scope="session")
 
@@ -165,16 +147,20 @@ class DoctorPlugin:
         seen: dict[str, str] = {}
         listed: dict[CheckInfo, None] = {}  # in collection order, once each
         for item in items:
-            info = self._info[item] = self._check_info(item)
+            info = check_info(item)
             previous = seen.setdefault(info.id, item.nodeid.split("[")[0])
             if previous != item.nodeid.split("[")[0]:
                 raise UsageError(f"check id {info.id} is used twice: {previous} and "
                                  f"{item.nodeid}")
-            if self._wanted(info):
-                keep.append(item)
-                listed.setdefault(info)
-            else:
+            if not self._wanted(info):
                 drop.append(item)
+                continue
+            keep.append(item)
+            listed.setdefault(info)
+            callspec = getattr(item, "callspec", None)
+            target = callspec.params.get("target") if callspec is not None else None
+            if isinstance(target, Target):
+                self._selected[item.nodeid] = (info, target.name)
         self.checks = list(listed)
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -184,102 +170,107 @@ class DoctorPlugin:
         if report.failed:  # a broken check module: say which and why, there is no terminal
             self.collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip()[-2000:]}")
 
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+    def pytest_runtest_logstart(self) -> None:
+        # What a check observes or attaches is its own: nothing left by the one before.
         take_observed()
         take_failure()
         take_evidence()
-        self._started[item.nodeid] = time.monotonic()
-
-    @hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
-                                ) -> bool | None:
-        """The doctor's run: setup, call and teardown through pytest's own hooks (fixtures
-        and their caching), each outcome straight into a CheckResult. pytest's protocol builds
-        a CallInfo and a TestReport per phase and sends them through four more hooks for a
-        terminal and a JUnit writer a doctor run does not load: ~40% of the suite's time,
-        ~50 ms for 8 hosts. Ctrl-C and pytest.exit still end the session."""
-        if not self.lean:
-            return None
-        import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
-
-        ihook = item.ihook
-        error = _outcome(lambda: ihook.pytest_runtest_setup(item=item))
-        if error is not None:
-            self._keep(item, "setup", error)
-        else:
-            self._keep(item, "call", _outcome(lambda: ihook.pytest_runtest_call(item=item)))
-        # A fixture's own teardown failing is not the check's verdict (as with the reports).
-        with contextlib.suppress(Exception, pytest.skip.Exception, pytest.fail.Exception):
-            ihook.pytest_runtest_teardown(item=item, nextitem=nextitem)
-        return True
 
     @hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report: pytest.TestReport = yield
-        if call.when == "call" or (call.when == "setup" and not report.passed):
-            self._keep(item, call.when, call.excinfo.value if call.excinfo else None)
+        if call.excinfo is not None:
+            self._raised[(item.nodeid, call.when)] = call.excinfo.value
         return report
 
-    def _keep(self, item: pytest.Item, when: str, error: BaseException | None) -> None:
-        target = item.callspec.params.get("target")  # type: ignore[attr-defined]
-        if isinstance(target, Target):
-            self.results[target.name].append(self._result(item, when, error))
-
-    def _result(self, item: pytest.Item, when: str, error: BaseException | None
-                ) -> CheckResult:
-        import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
-
-        info = self._info.get(item) or check_info(item)
-        duration = time.monotonic() - self._started.get(item.nodeid, time.monotonic())
-        base = {"id": info.id, "title": info.title, "category": info.category,
-                "level": info.level, "duration_s": round(duration, 4),
-                "evidence": take_evidence()}
-        if error is None:
-            observed, expected = take_observed()
-            return CheckResult(status="pass", observed=observed, expected=expected, **base)
-        if isinstance(error, pytest.skip.Exception):
-            return CheckResult(status="skip", message=str(error.msg), **base)
-        finding: Finding | None = None
-        status: Status = "fail"
-        if isinstance(error, CheckWarning):
-            finding, status = error.finding, "warn"
-        elif isinstance(error, CheckFailure):
-            finding = error.finding
-        elif isinstance(error, AssertionError) and error.args and \
-                isinstance(error.args[0], Finding):
-            finding = error.args[0]
-        elif isinstance(error, AssertionError) and (recorded := take_failure()) is not None:
-            finding = recorded
-        elif isinstance(error, AssertionError):
-            return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
-        else:
-            where = "setting up" if when == "setup" else "running"
-            return CheckResult(status="error", message=f"error {where} the check: "
-                               f"{type(error).__name__}: {error}", **base)
-        fix = FixRef(id=finding.fix, command=finding.manual) \
-            if finding.fix or finding.manual else None
-        return CheckResult(status=status, message=finding.message, observed=finding.observed,
-                           expected=finding.expected, why=finding.why, fix=fix, **base)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        raised = self._raised.pop((report.nodeid, report.when), None)
+        check = self._selected.get(report.nodeid)
+        if check is None:
+            return
+        if report.when == "setup":
+            self._setup_s[report.nodeid] = report.duration
+            if report.passed:
+                return  # the call decides
+        elif report.when != "call":
+            # A fixture's teardown failing is not the verdict of the check it follows (a
+            # session fixture tears down after the last check of its host, whichever it is).
+            return
+        duration = self._setup_s.pop(report.nodeid, 0.0)
+        if report.when == "call":
+            duration += report.duration
+        info, target = check
+        self.results[target].append(result_of(info, report, raised, round(duration, 4)))
 
 
-def _outcome(phase: Callable[[], object]) -> BaseException | None:
-    """What a phase of a check raised, if anything: every outcome becomes a result, but
-    Ctrl-C and pytest.exit still end the session."""
+def result_of(info: CheckInfo, report: pytest.TestReport, raised: BaseException | None,
+              duration_s: float) -> CheckResult:
+    """The row of a check from the report of the phase that decided it and what it raised."""
     import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
 
-    try:
-        phase()
-    except (KeyboardInterrupt, pytest.exit.Exception):
-        raise
-    except BaseException as error:
-        return error
-    return None
+    base = {"id": info.id, "title": info.title, "category": info.category,
+            "level": info.level, "duration_s": duration_s, "evidence": take_evidence()}
+    xfail_reason = getattr(report, "wasxfail", None)
+    if report.skipped:
+        if xfail_reason is not None:  # an xfail mark (or pytest.xfail) and it failed
+            return CheckResult(status="skip",
+                               message=_xfail("expected to fail (xfail)", xfail_reason), **base)
+        if isinstance(raised, pytest.skip.Exception):
+            return CheckResult(status="skip", message=str(raised.msg), **base)
+        return CheckResult(status="skip", message=_skip_reason(report), **base)
+    if report.passed:
+        observed, expected = take_observed()
+        message = _xfail("passed, though marked xfail", xfail_reason) \
+            if xfail_reason is not None else ""
+        return CheckResult(status="pass", observed=observed, expected=expected,
+                           message=message, **base)
+    if raised is None:  # failed without an exception: a strict xfail mark that passed
+        return CheckResult(status="fail", message=report.longreprtext.strip(), **base)
+    return _failed(raised, report.when, base)
+
+
+def _xfail(what: str, reason: str) -> str:
+    return f"{what}: {reason}" if reason else what
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """A skip's reason from its report: (path, line, "Skipped: reason")."""
+    if isinstance(report.longrepr, tuple):
+        return report.longrepr[2].removeprefix("Skipped: ")
+    return report.longreprtext.strip()
+
+
+def _failed(error: BaseException, when: str, base: dict[str, Any]) -> CheckResult:
+    """A failed phase: the Finding the check raised (fail, warn), else an error in it."""
+    finding: Finding | None = None
+    status: Status = "fail"
+    if isinstance(error, CheckWarning):
+        finding, status = error.finding, "warn"
+    elif isinstance(error, CheckFailure):
+        finding = error.finding
+    elif isinstance(error, AssertionError) and error.args and \
+            isinstance(error.args[0], Finding):
+        finding = error.args[0]
+    elif isinstance(error, AssertionError) and (recorded := take_failure()) is not None:
+        finding = recorded
+    elif isinstance(error, AssertionError):
+        return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
+    else:
+        where = "setting up" if when == "setup" else "running"
+        return CheckResult(status="error", message=f"error {where} the check: "
+                           f"{type(error).__name__}: {error}", **base)
+    fix = FixRef(id=finding.fix, command=finding.manual) \
+        if finding.fix or finding.manual else None
+    return CheckResult(status=status, message=finding.message, observed=finding.observed,
+                       expected=finding.expected, why=finding.why, fix=fix, **base)
 
 
 @contextlib.contextmanager
 def _quiet_pytest_env() -> Iterator[None]:
     """The suite runs with its own plugins only, whatever the caller's environment says."""
+    # The doctor runs as root on operators' hosts: no plugin installed beside it, nor options
+    # from the environment, takes part in a check's verdict.
     saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",
                                             "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -295,35 +286,41 @@ def _quiet_pytest_env() -> Iterator[None]:
                 os.environ[key] = value
 
 
-# pytest's built-in plugins that a doctor run has no use for: reporting (the plugin builds
-# the report), log and output capture (output goes where it would with -s; ~5% of the
-# suite's work, hooked around every phase of every check and host), per-test fixtures no
-# check takes, the end-of-run hunt for unraisable exceptions, whose gc.collect() alone cost
-# ~50 ms per run, the warnings plugin, which records warnings around every check and host
-# (~10% of a fleet's suite time) for a summary nobody prints, and skip/xfail marks, which
-# no check carries (a check skips through pytest.skip(); test_suite_protocol.py keeps it so).
-UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "junitxml", "pastebin", "doctest",
-                  "logging", "faulthandler", "unraisableexception", "threadexception",
-                  "legacypath", "tmpdir", "monkeypatch", "recwarn", "setuponly", "setupplan",
-                  "debugging", "python_path", "unittest", "warnings", "capture", "skipping")
+# pytest's built-in plugins that cannot change a check's outcome and that a doctor run has no
+# use for: it builds its own report. Everything else (capture, skipping, logging, warnings,
+# the fixtures of tmp_path, monkeypatch...) is on, as under `pytest checks/`.
+REPORTING_PLUGINS = ("terminal", "junitxml", "cacheprovider", "pastebin", "doctest",
+                     "stepwise")
 
 
 def pytest_args(checks: Path, *extra: str) -> list[str]:
-    """How the suite is run: its own ini, plain asserts (a Finding stays an object), silent."""
-    disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
+    """How the suite is run: its own ini and root, plain asserts (a Finding stays an object)."""
+    disabled = [arg for name in REPORTING_PLUGINS for arg in ("-p", f"no:{name}")]
     return [str(checks), "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
             "--import-mode=importlib", "--assert=plain", *disabled, *extra]
+
+
+def run_suite(checks: Path, plugin: DoctorPlugin, *extra: str) -> int:
+    """pytest over a check suite with the doctor's plugin; pytest's exit code."""
+    import pytest  # noqa: PLC0415 - see ascend_env/doctor/run.py: prepare_suite
+
+    # Output capture stays on, at the file descriptors as under `pytest checks/`, so what a
+    # check or the commands it starts print never reaches the doctor's output (a --json
+    # document among it); a check speaks through its Finding and evidence, and its captured
+    # output is dropped with the reports. What the caller wrote before goes out first.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    with _quiet_pytest_env():
+        return int(pytest.main(pytest_args(checks, *extra), plugins=[plugin]))
 
 
 def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:
     """Run (or only collect) the suite for every target of the context."""
     import pytest  # noqa: PLC0415 - see prepare_suite
 
-    plugin = DoctorPlugin(context, lean=True)
+    plugin = DoctorPlugin(context)
     checks = shipped_dir("checks")
-    extra = ("--collect-only",) if collect_only else ()
-    with _quiet_pytest_env():
-        code = pytest.main(pytest_args(checks, *extra), plugins=[plugin])
+    code = run_suite(checks, plugin, *(("--collect-only",) if collect_only else ()))
     if plugin.collect_errors:
         raise UsageError("the check suite has errors:\n" + "\n".join(plugin.collect_errors))
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and context.only:
@@ -331,7 +328,7 @@ def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorP
                          "see `ascend-env doctor --list`")
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
                 pytest.ExitCode.INTERRUPTED):
-        raise UsageError(f"the check suite in {checks} could not run (pytest exit {int(code)})")
+        raise UsageError(f"the check suite in {checks} could not run (pytest exit {code})")
     return plugin
 
 
