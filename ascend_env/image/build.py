@@ -71,6 +71,33 @@ class CacheUse(BaseModel):
                                description="'stage: instruction' of every step not from cache")
 
 
+class StorageUse(BaseModel):
+    """buildah's storage driver for this build, where the choice came from, and why."""
+
+    driver: str
+    mount_program: str | None = None
+    source: Literal["STORAGE_DRIVER", "storage.conf", "detected"]
+    reason: str
+
+
+def storage_use(builder: Builder) -> StorageUse | None:
+    """What the JSON says about the builder's storage (None: docker's or podman's own)."""
+    storage = builder.storage
+    if storage is None:
+        return None
+    return StorageUse(driver=storage.driver, mount_program=storage.mount_program,
+                      source=storage.source, reason=storage.reason)
+
+
+def storage_warnings(builder: Builder) -> list[str]:
+    """A note when detection fell back to vfs: every rebuild then copies whole layers."""
+    storage = builder.storage
+    if storage is None or storage.driver != "vfs" or storage.source != "detected":
+        return []
+    return [f"buildah uses vfs storage, which copies every layer in full, so a rebuild costs "
+            f"nearly as much as a full build; {storage.reason}"]
+
+
 class ImageResult(BaseModel):
     """What `image build` or `image validate` did."""
 
@@ -81,6 +108,8 @@ class ImageResult(BaseModel):
     tag: str | None = Field(None, description="the validated tag; None when validation failed")
     validated: bool
     builder: str
+    storage: StorageUse | None = Field(None, description="buildah's storage; None for docker "
+                                       "and podman (their own)")
     spec: SpecRef | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     validation_digest: str | None = None
@@ -227,7 +256,8 @@ def validate_image(builder: Builder, image: str, spec: EnvSpec | None = None
     examined = examine(builder, image, spec, image)
     spec = examined.spec
     return ImageResult(action="validate", image=image, validated=not examined.report.failed,
-                       builder=builder.name, labels=builder.labels(image),
+                       builder=builder.name, storage=storage_use(builder),
+                       labels=builder.labels(image),
                        spec=examined.report.spec, validation_digest=examined.digest,
                        report=examined.report)
 
@@ -272,11 +302,12 @@ def build_image(builder: Builder, request: BuildRequest) -> ImageResult:
         final_tag = tag
     return ImageResult(action="build", image=final_tag or outcome.image_id, image_id=image_id,
                        tag=final_tag, validated=validated, builder=builder.name,
-                       spec=examined.report.spec, labels=labels,
+                       storage=storage_use(builder), spec=examined.report.spec, labels=labels,
                        validation_digest=examined.digest if validated else None,
                        build_seconds=round(outcome.seconds, 2), cache=_cache_use(outcome),
                        context=str(request.context) if request.context else None,
-                       warnings=context.warnings, report=examined.report)
+                       warnings=[*context.warnings, *storage_warnings(builder)],
+                       report=examined.report)
 
 
 def host_gid(group: str) -> int:

@@ -2,8 +2,9 @@
 
 Each builder builds a context into an image id (no tag: only a validated image gets one),
 runs commands in a throw-away container of an image, and commits an image with extra files
-and labels under a tag. buildah honours STORAGE_DRIVER and BUILDAH_ISOLATION from the
-environment (vfs and chroot where overlay and runc are not available, as on CI machines).
+and labels under a tag. buildah's storage driver is the operator's or the best one that
+works here (ascend_env/image/storage.py); BUILDAH_ISOLATION comes from the environment
+(chroot where runc is not available, as on CI machines).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from ascend_env.core.errors import AscendEnvError, UsageError
+from ascend_env.image.storage import Storage, choose_storage
 
 BuilderName = Literal["buildah", "podman", "docker"]
 BuilderChoice = Literal["auto", "buildah", "podman", "docker"]
@@ -138,6 +140,7 @@ class Builder(Protocol):
     """What image build and validate need from a container tool."""
 
     name: BuilderName
+    storage: Storage | None  # None: the tool's daemon keeps its own storage
 
     def build(self, context: Path, build_args: dict[str, str],
               on_line: Callable[[str], None]) -> BuildOutcome: ...
@@ -213,15 +216,13 @@ def _staged(files: dict[str, bytes]) -> Iterator[Path]:
 
 
 class Buildah:
-    """buildah: daemonless, rootful or rootless; vfs + chroot work on CI machines."""
+    """buildah: daemonless, rootful or rootless; overlay or vfs storage, chroot isolation."""
 
     name: BuilderName = "buildah"
 
-    def __init__(self) -> None:
-        self.base = ["buildah"]
-        driver = os.environ.get("STORAGE_DRIVER")
-        if driver:  # buildah 1.28 reads storage.conf but not this variable
-            self.base += ["--storage-driver", driver]
+    def __init__(self, storage: Storage | None = None) -> None:
+        self.storage: Storage | None = storage or choose_storage()
+        self.base = ["buildah", *self.storage.args()]
 
     def build(self, context: Path, build_args: dict[str, str],
               on_line: Callable[[str], None]) -> BuildOutcome:
@@ -285,6 +286,7 @@ class DockerLike:
     def __init__(self, name: BuilderName) -> None:
         self.name = name
         self.tool = [name]
+        self.storage: Storage | None = None
 
     def build(self, context: Path, build_args: dict[str, str],
               on_line: Callable[[str], None]) -> BuildOutcome:

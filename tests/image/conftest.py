@@ -16,7 +16,7 @@ from ascend_env.image.build import BuildRequest, ImageResult, build_image
 from ascend_env.image.builders import Buildah
 from ascend_env.spec.catalogue import Catalogue
 from ascend_env.spec.model import EnvSpec
-from tests.image.stack import make_repo, spec_for
+from tests.image.stack import import_base, make_repo, spec_for
 
 BASE_TAG = "localhost/ascend-env-test-base:latest"
 GOOD_TAG = "localhost/ascend-env-test:good"
@@ -69,7 +69,7 @@ class ImageStack:
 
 def _require_buildah() -> None:
     if os.geteuid() != 0:
-        pytest.skip("image builds need root (buildah with vfs storage and chroot isolation)")
+        pytest.skip("image builds need root (buildah with chroot isolation)")
     missing = [t for t in ("buildah", "makeself", "debootstrap") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)} (scripts/test.sh installs them)")
@@ -77,31 +77,28 @@ def _require_buildah() -> None:
 
 @pytest.fixture(scope="session")
 def image_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ImageStack]:
-    """A private buildah storage (vfs, chroot isolation) holding the base image."""
+    """A private buildah storage (the driver ascend-env picks, chroot) with the base image."""
     _require_buildah()
     root = tmp_path_factory.mktemp("image-stack")
     storage = root / "storage"
     conf = root / "storage.conf"
     # Everything the tests build lives here and goes with the session: nothing is left in,
-    # or taken from, the machine's own container storage.
-    conf.write_text(f'[storage]\ndriver = "vfs"\ngraphroot = "{storage}/graph"\n'
-                    f'runroot = "{storage}/run"\n')
-    saved = {k: os.environ.get(k) for k in ("CONTAINERS_STORAGE_CONF", "BUILDAH_ISOLATION",
-                                            "STORAGE_DRIVER")}
-    os.environ.update(CONTAINERS_STORAGE_CONF=str(conf), BUILDAH_ISOLATION="chroot",
-                      STORAGE_DRIVER="vfs")
+    # or taken from, the machine's own container storage. No driver is named, so the builds
+    # run on what ascend-env detects (STORAGE_DRIVER, where set, still wins: `vfs` tests
+    # the fallback).
+    conf.write_text(f'[storage]\ngraphroot = "{storage}/graph"\nrunroot = "{storage}/run"\n')
+    saved = {k: os.environ.get(k) for k in ("CONTAINERS_STORAGE_CONF", "BUILDAH_ISOLATION")}
+    os.environ.update(CONTAINERS_STORAGE_CONF=str(conf), BUILDAH_ISOLATION="chroot")
+    builder = Buildah()
     try:
-        from tests.sim.image import import_base  # noqa: PLC0415
-
-        import_base(BASE_TAG)
+        import_base(builder.base, BASE_TAG)
         repo, _vendor, catalogue = make_repo(root)
         log_dir = root / "build-logs"
         log_dir.mkdir()
-        yield ImageStack(storage=storage, repo=repo, catalogue=catalogue, builder=Buildah(),
+        yield ImageStack(storage=storage, repo=repo, catalogue=catalogue, builder=builder,
                          log_dir=log_dir)
     finally:
-        subprocess.run(["buildah", "--storage-driver", "vfs", "rm", "--all"],
-                       capture_output=True, check=False)
+        subprocess.run([*builder.base, "rm", "--all"], capture_output=True, check=False)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

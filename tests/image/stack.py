@@ -10,6 +10,8 @@ of the torch_npu pin rebuilds only that layer.
 from __future__ import annotations
 
 import platform
+import subprocess
+import tempfile
 from pathlib import Path
 
 from ascend_env.install.fetch import Source, fetch
@@ -53,6 +55,34 @@ def make_repo(root: Path) -> tuple[Path, Path, Catalogue]:
         assert result.complete, result.model_dump_json(indent=1)
     fill_wheels(repo)
     return repo, vendor, catalogue
+
+
+def import_base(buildah: list[str], tag: str) -> str:
+    """Commit the simulated hosts' cached Debian root as image TAG in BUILDAH's storage.
+
+    BUILDAH is the builder's command line with its storage options, so the base lands in the
+    store the builds read (tests/sim/image.py always uses vfs).
+    """
+    from tests.sim import rootfs  # noqa: PLC0415  (needs debootstrap; only when building)
+    from tests.sim.layout import cache_dir  # noqa: PLC0415
+
+    def run(*args: str) -> str:
+        return subprocess.run([*buildah, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    base = rootfs.ensure_base()
+    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+        tar = Path(tmp) / "base.tar"
+        subprocess.run(["tar", "-C", str(base), "--numeric-owner", "--exclude=./.sim-base-ok",
+                        "-cf", str(tar), "."], capture_output=True, check=True)
+        container = run("from", "scratch")
+        try:
+            run("add", container, str(tar), "/")  # a local tar is unpacked by `add`
+            run("config", "--cmd", "/bin/bash", "--label",
+                "org.ascend-env.sim.base=debootstrap", container)
+            return run("commit", "--quiet", container, tag)
+        finally:
+            subprocess.run([*buildah, "rm", container], capture_output=True, check=False)
 
 
 def plan_for(spec: EnvSpec, catalogue: Catalogue) -> Plan:
