@@ -1,8 +1,8 @@
 """The `ascend-env` command line: the root app, its command groups, errors as exit codes.
 
-Start-up stays light: the command modules import only typer at module level and each command
-imports what it needs, so `ascend-env --version` never loads pydantic models, ansible, pytest
-or torch.
+Start-up stays light: the command modules import only typer and the shared options at module
+level and each command imports what it needs, so `ascend-env --version` never loads pydantic
+models, ansible, pytest or torch.
 """
 
 from __future__ import annotations
