@@ -209,11 +209,14 @@ def test_marks_fixtures_and_outcomes_as_under_pytest(tmp_path: Path,
         plain = pytest.main(as_pytest_checks(suite), plugins=[verdicts])
     assert plain == code
     capfd.readouterr()
-    names = {f"test_{name}" for name in ("skipif_true", "xfail", "xpass_strict")}
     seen = {nodeid.split("::")[1].split("[")[0]: category
             for nodeid, category in verdicts.seen}
-    assert {name: seen[name] for name in names} == {
-        "test_skipif_true": "skipped", "test_xfail": "xfailed", "test_xpass_strict": "failed"}
+    assert seen == {
+        "test_skipif_true": "skipped", "test_skipif_false": "passed", "test_xfail": "xfailed",
+        "test_xpass": "xpassed", "test_xpass_strict": "failed",
+        "test_xfail_other_error": "failed", "test_xfail_not_run": "xfailed",
+        "test_warns": "failed", "test_fixtures": "passed", "test_prints": "passed",
+        "test_teardown_fails": "passed"}
     for (check_id, row_status), (_, category) in zip(status.items(), verdicts.seen,
                                                     strict=True):
         assert row_status in AS_PYTEST[category], (check_id, category)
