@@ -34,6 +34,8 @@ CANN_COMPONENTS = ("nnae", "nnrt", "toolkit", "ops", "nnal")
 FRAMEWORK_COMPONENTS = ("torch", "torch_npu", "mindspore")
 # Base images per spec OS family where the registry name is not the family itself.
 BASE_NAMES = {"openeuler": "openeuler/openeuler"}
+# Where the framework stage unpacks pip's wheel; only the venv leaves that stage.
+PIP_DIR = "/opt/ascend-env-pip"
 # HwHiAiUser's ids in the legacy official images (peers.md §5.3).
 DEFAULT_GID = 1000
 DEFAULT_UID = 1000
@@ -51,6 +53,29 @@ class ContextFile:
     file: str
     sha256: str
     source: Path
+
+
+@dataclass(frozen=True)
+class PipLayer:
+    """One RUN of the framework stage: what pip installs there and the wheels it checks."""
+
+    requirements: list[str]
+    wheels: list[ContextFile]
+
+
+def pip_layers(plan: Plan, pins: list[tuple[str, str]], wheels: list[ContextFile]
+               ) -> list[PipLayer]:
+    """The dependencies first, then one layer per framework in the order the pins name them.
+
+    A layer's cache key is its line, digests included, so a change of one pin (torch_npu's)
+    reruns its own layer and the ones after it, not the install of everything below.
+    """
+    layers = [PipLayer(list(CANN_PYTHON_DEPS),
+                       [w for w in wheels if w.component not in FRAMEWORK_COMPONENTS])]
+    for name, version in pins:
+        layers.append(PipLayer([f"{name}=={_pinned(plan, name, version)}"],
+                               [w for w in wheels if w.component == name]))
+    return layers
 
 
 @dataclass
@@ -168,9 +193,6 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
     """The Containerfile text (pure: no file is read besides the template)."""
     layout = cann_layout(spec)
     pins = framework_pins(spec)
-    requirements = [f"{name}=={_pinned(plan, name, version)}" for name, version in pins]
-    if pins:
-        requirements += list(CANN_PYTHON_DEPS)
     if pins and pip_wheel is None:
         raise RenderError("the framework stage needs pip's wheel (pip-*.whl) in the "
                           "repository or in /usr/share/python-wheels")
@@ -180,7 +202,8 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
         driver_version=_driver_version(spec, plan), installers=installers,
         set_env=layout.set_env, nnal="nnal" in spec.cann.packages,
         frameworks=bool(pins), wheels=wheels, offline=options.offline,
-        venv=spec.python.venv.rstrip("/"), pip_wheel=pip_wheel, requirements=requirements,
+        venv=spec.python.venv.rstrip("/"), pip_wheel=pip_wheel, pip_dir=PIP_DIR,
+        pip_layers=pip_layers(plan, pins, wheels) if pins else [],
         gid=options.gid, uid=DEFAULT_UID, cann_env=cann_env(spec).variables,
         framework_env=framework_env(spec).variables, cann_version=spec.cann.version.raw,
         new_layout=layout.new, labels=sorted(labels_for(spec, options.base,

@@ -1,4 +1,4 @@
-"""Images built for real with buildah (vfs, chroot) from the simulated hosts' Debian root.
+"""Images built for real with buildah (detected storage, chroot) from the sim hosts' Debian root.
 
 The CANN packages are tests/sim's fake installers (real makeself .run files, real flags and
 layout); the frameworks are tiny stand-in wheels named torch and torch_npu, with CANN's Python
@@ -17,7 +17,7 @@ import pytest
 
 from ascend_env.core.resources import shipped_dir
 from ascend_env.image import context as image_render
-from ascend_env.image.build import ImageResult
+from ascend_env.image.build import ImageResult, storage_use
 from tests.cli_invoke import invoke
 from tests.image.conftest import BASE_TAG, GOOD_TAG, ImageStack
 from tests.image.stack import CANN, TORCH, TORCH_NPU, TORCH_NPU_ALT, spec_for
@@ -32,6 +32,9 @@ def statuses(result: ImageResult) -> dict[str, str]:
 def test_build_validates_and_tags(good_image: ImageResult, image_stack: ImageStack) -> None:
     assert good_image.validated, [c for c in good_image.report.checks if c.status != "pass"]
     assert good_image.tag == GOOD_TAG and image_stack.builder.exists(GOOD_TAG)
+    # The JSON names the storage the build ran on (what the stack's builder detected).
+    assert good_image.storage == storage_use(image_stack.builder)
+    assert good_image.to_json()["storage"]["driver"] in {"overlay", "vfs"}
     assert statuses(good_image) == {
         "image.cann": "pass", "image.cann-packages": "pass", "image.env": "pass",
         "image.cann-libraries": "pass", "image.no-driver": "pass",
@@ -71,17 +74,21 @@ def test_stored_report_and_health_check(good_image: ImageResult,
 
 
 def _layer_dirs(stack: ImageStack, image: str) -> list[Path]:
-    """Every layer of an image, as the vfs driver stores it (one full tree per layer)."""
+    """Every layer of an image as its driver stores it (vfs: a full tree; overlay: the diff)."""
     graph = stack.storage / "graph"
+    assert stack.builder.storage is not None
+    driver = stack.builder.storage.driver
     image_id = stack.buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}",
                              image).stdout.strip()
-    images = json.loads((graph / "vfs-images" / "images.json").read_text())
+    images = json.loads((graph / f"{driver}-images" / "images.json").read_text())
     layers = {layer["id"]: layer for layer in
-              json.loads((graph / "vfs-layers" / "layers.json").read_text())}
+              json.loads((graph / f"{driver}-layers" / "layers.json").read_text())}
     top = next(i["layer"] for i in images if i["id"] == image_id)
     chain = []
     while top:
-        chain.append(graph / "vfs" / "dir" / top)
+        layer = graph / "vfs" / "dir" / top if driver == "vfs" else graph / driver / top / "diff"
+        assert layer.is_dir(), layer
+        chain.append(layer)
         top = layers[top].get("parent", "")
     return chain
 
@@ -147,7 +154,10 @@ def test_torch_npu_change_rebuilds_only_the_framework_layers(good_image: ImageRe
     assert cache.by_stage["cann"][1] == cache.by_stage["cann"][0], why
     assert cache.by_stage["base"][1] == cache.by_stage["base"][0], why
     assert not [r for r in rebuilt if "COPY --from=cann" in r or r.startswith("cann:")], why
-    # ... the framework stage and what follows its COPY do not.
+    # ... the framework stage and what follows its COPY do not, but within that stage only
+    # torch_npu's RUN reruns: pip's, the dependencies' and torch's layers are cached.
     assert any(r.startswith("frameworks: RUN") for r in rebuilt), why
+    assert len([r for r in rebuilt if r.startswith("frameworks:")]) == 1, why
+    assert cache.by_stage["frameworks"][1] >= 4, why
     assert any("COPY --from=frameworks" in r for r in rebuilt), why
     assert result.labels["io.ascend-env.frameworks"].endswith(f"torch_npu=={TORCH_NPU_ALT}")
