@@ -44,11 +44,8 @@ class Actions:
 
 
 def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> dict[str, Any]:
-    """What preflight, decide() and the roles read about one host, from the doctor's facts.
-
-    The capture must come from a probe run with `--user USER`: `id USER` says whether the
-    running user exists and which groups it is in.
-    """
+    """What preflight, decide() and the roles read about one host, from the doctor's facts of
+    its capture (a probe run with `--user USER`: `id USER` says the account and its groups)."""
     facts = facts_from_capture(capture)
     account = facts.users.others.get(user)
     users = facts.users

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from ascend_env.core.errors import AscendEnvError
+from ascend_env.doctor.report import FleetReport
+from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec.model import EnvSpec, build_spec
@@ -280,3 +282,41 @@ def test_install_killed_half_way_converges_on_the_next_run(
     assert summary.succeeded, summary
     assert statuses(run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
                         allow_reboot=True)) == {one_host.hosts[0]: "ok"}
+
+
+def test_a_toolkit_left_without_its_links_reads_alike_in_doctor_and_install(
+        sim_private_fleet: FleetFactory, sim_repo: tuple[Path, dict[str, Plan]],
+        tmp_path: Path) -> None:
+    """A CANN install stopped before the toolkit's `cann`/`latest` links: the doctor and
+    install's preflight (over ssh, the same probe) both read CANN 8.5.0 in the same folder,
+    and install puts the toolkit back rather than skipping it."""
+    repo, plans = sim_repo
+    fleet = sim_private_fleet(hosts=1, state="provisioned")
+    prepare(fleet)
+    root = fleet.root(fleet.hosts[0])
+    base = root / "usr/local/Ascend"
+    links = [link for link in (base / "cann", base / "ascend-toolkit/latest")
+             if link.is_symlink()]
+    assert links, "the provisioned host has no toolkit link"
+    home = "/" + str(links[0].resolve().relative_to(root))
+    for link in links:
+        link.unlink()
+    document = doctor(DoctorOptions(spec=spec_for("8.5.0"), inventory=fleet.inventory,
+                                    only=("cann",)))
+    report = document.hosts[0] if isinstance(document, FleetReport) else document
+    checks = {check.id: check for check in report.checks}
+    assert checks["cann.version"].status == "pass", checks["cann.version"]
+    assert f"CANN 8.5.0 (new layout) in {home}" in (checks["cann.installed"].observed or "")
+    before = tree_digest(root)
+    checked = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, check=True)
+    assert not [h for h in checked.hosts if h.status in ("failed", "unreachable")], checked
+    log = Path(checked.log).read_text()
+    assert f"CANN toolkit 8.5.0 in {home} has no `cann` or `ascend-toolkit/latest` link" in log
+    assert "Install the CANN toolkit 8.5.0 (install)" in log
+    # The driver the doctor passes is the one preflight leaves alone.
+    assert "Install the NPU driver 25.5.0 (none)" in log
+    assert tree_digest(root) == before
+    fixed = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True)
+    assert fixed.succeeded, fixed
+    assert fixed.hosts[0].doctor is not None and fixed.hosts[0].doctor["failed"] == []
+    assert all(link.is_symlink() and link.exists() for link in links)

@@ -111,8 +111,6 @@ def test_install_and_doctor_read_the_same_versions(tmp_path: Path, linked: bool)
     assert facts.cann is not None
     assert installed["toolkit_home"] == facts.cann.home == f"{BASE}/cann-8.5.0"
     assert installed["toolkit_linked"] is linked
-    # The doctor sees the stopped install too: no set_env.sh where an operator sources it.
-    assert (facts.cann.set_env is not None) is linked
     assert host["arch"] == facts.arch == ARCH
     actions = plugin["ascend_actions"](host, TARGET, False)
     assert actions["errors"] == []
@@ -122,7 +120,7 @@ def test_install_and_doctor_read_the_same_versions(tmp_path: Path, linked: bool)
         assert actions["notes"] == []
     else:
         # The same versions, but a toolkit without its links is installed again (and the
-        # ops and NNAL that need it), as the doctor's cann.set-env failure asks.
+        # ops and NNAL that must match it): its installer makes the links last.
         assert (actions["toolkit"], actions["ops"], actions["nnal"]) == ("install",) * 3
         assert len(actions["notes"]) == 1
         assert "8.5.0" in actions["notes"][0] and "link" in actions["notes"][0]
@@ -136,6 +134,20 @@ def test_a_newer_toolkit_is_not_downgraded_whatever_its_links(tmp_path: Path) ->
     assert any("refusing a downgrade" in error for error in actions.errors)
     assert any("8.5.0 is installed" in error and "8.3.RC1" in error
                for error in actions.errors)
+
+
+def test_a_driver_without_its_upgrade_tool_is_installed_again(tmp_path: Path) -> None:
+    base = tmp_path / BASE.lstrip("/")
+    cann_tree(base, linked=True)
+    (base / "driver/tools/upgrade-tool").unlink()
+    stdout = preflight_capture(tmp_path)
+    facts = facts_from_capture(parse_capture(stdout))
+    assert facts.driver is not None and not facts.driver.complete  # the doctor's reading
+    actions = decide(filters()["ascend_host"](stdout, BASE, USER, USER), TARGET)
+    assert actions.driver == "full"
+    assert any("23.0.7 is installed incompletely" in note for note in actions.notes)
+    # The firmware is there and the driver is not (any more): driver first, as on a new host.
+    assert actions.firmware == "none" and not actions.firmware_first
 
 
 def test_cann_outside_the_install_path_is_not_the_specs(tmp_path: Path) -> None:
