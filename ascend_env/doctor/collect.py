@@ -16,9 +16,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -252,20 +252,31 @@ def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
             while_waiting()
         return []
     started = time.monotonic()
-    pool = ThreadPoolExecutor(max_workers=min(32, len(hosts)))
     command = remote_command(options)
-    futures = [pool.submit(capture_remote, name, host, command)
-               for name, host in hosts]
+    done: dict[int, Captured] = {}
+    pending = list(enumerate(hosts))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                index, (name, host) = pending.pop(0)
+            done[index] = capture_remote(name, host, command)
+
+    # Daemon threads: one stuck on a host past the timeout must not hold the process at exit
+    # (a ThreadPoolExecutor's workers are joined at interpreter shutdown).
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(min(32, len(hosts)))]
+    for thread in workers:
+        thread.start()
     if while_waiting is not None:
         while_waiting()
-    wait(futures, timeout=max(0.0, timeout_s - (time.monotonic() - started)))
-    results = []
-    for (name, host), future in zip(hosts, futures, strict=True):
-        if future.done():
-            results.append(future.result())
-        else:
-            results.append(Captured(name=name, host=host, unreachable=True,
-                                    error=f"no answer within {timeout_s:.0f}s"))
-    pool.shutdown(wait=False, cancel_futures=True)
-    return results
+    for thread in workers:
+        thread.join(max(0.0, timeout_s - (time.monotonic() - started)))
+    with lock:
+        pending.clear()  # what has not started by now will not be waited for either
+    return [done.get(index) or Captured(name=name, host=host, unreachable=True,
+                                        error=f"no answer within {timeout_s:.0f}s")
+            for index, (name, host) in enumerate(hosts)]
 

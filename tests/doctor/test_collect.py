@@ -134,3 +134,36 @@ def test_capture_local_runs_the_probe_file(tmp_path: Path) -> None:
     assert captured.error is None and captured.capture is not None
     assert captured.capture.host == "here"
     assert captured.capture.options["install_path"] == str(tmp_path)
+
+
+STUCK_HOST = """\
+import json, sys, time
+from ascend_env.doctor import collect
+
+class Answer:
+    rc, stdout, stderr = 1, "", "boom"
+
+class Stuck:
+    def run(self, command):
+        time.sleep(120)
+
+class Quick:
+    def run(self, command):
+        return Answer()
+
+collect.remote_command = lambda options: "true"
+results = collect.capture_hosts([("stuck", Stuck()), ("quick", Quick())],
+                                options=None, timeout_s=1.0)
+print(json.dumps([[r.name, r.unreachable, r.error] for r in results]))
+"""
+
+
+def test_a_host_stuck_past_the_timeout_does_not_hold_the_process() -> None:
+    # Well under the stuck host's sleep: the process must end once the capture gave up on it.
+    done = subprocess.run([sys.executable, "-c", STUCK_HOST], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    stuck, quick = json.loads(done.stdout)
+    assert stuck == ["stuck", True, "no answer within 1s"]
+    assert quick[0] == "quick"
+    assert "no answer" not in (quick[2] or "")
