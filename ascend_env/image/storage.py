@@ -160,7 +160,8 @@ def choose_storage(env: Mapping[str, str] | None = None, *, kernel: bool = True,
     why = fuse_overlay(fuse_program, fuse_device)
     if why is None:
         program = shutil.which(fuse_program) or fuse_program
-        return Storage("overlay", "detected", f"overlay through {program} works here",
+        unused = f" ({'; '.join(tried)})" if tried else ""
+        return Storage("overlay", "detected", f"overlay through {program} works here{unused}",
                        mount_program=program, tried=tuple(tried))
     tried.append(why)
     return Storage("vfs", "detected", "overlay does not work here: " + "; ".join(tried),
