@@ -25,8 +25,8 @@ from ascend_env.image.env import ATB_CXX_ABI, cann_env, cann_layout, framework_e
 from ascend_env.install.fetch import locate, sha256_of
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, framework_pins, python_stack
 from ascend_env.remote import healthcheck
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_matrix
-from ascend_env.spec.model import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
 FrameworkChoice = Literal["torch", "mindspore", "none"]
@@ -189,7 +189,7 @@ def _driver_version(spec: EnvSpec, plan: Plan) -> str:
 
 def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextFile],
                          wheels: list[ContextFile], pip_wheel: str | None,
-                         options: RenderOptions) -> str:
+                         options: RenderOptions, files: list[ContextFile] | None = None) -> str:
     """The Containerfile text (pure: no file is read besides the template)."""
     layout = cann_layout(spec)
     pins = framework_pins(spec)
@@ -204,7 +204,7 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
         frameworks=bool(pins), wheels=wheels, offline=options.offline,
         venv=spec.python.venv.rstrip("/"), pip_wheel=pip_wheel, pip_dir=PIP_DIR,
         pip_layers=pip_layers(plan, pins, wheels) if pins else [],
-        gid=options.gid, uid=DEFAULT_UID, cann_env=cann_env(spec).variables,
+        files=files or [], gid=options.gid, uid=DEFAULT_UID, cann_env=cann_env(spec).variables,
         framework_env=framework_env(spec).variables, cann_version=spec.cann.version.raw,
         new_layout=layout.new, labels=sorted(labels_for(spec, options.base,
                                                         options.tag).items()))
@@ -303,13 +303,15 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
         if pip is not None:
             _place(pip, dest / "wheels" / pip.name)
             pip_wheel = pip.name
-    text = render_containerfile(spec, plan, installers=installers, wheels=wheels,
-                                pip_wheel=pip_wheel, options=options)
-    containerfile = dest / "Containerfile"
-    containerfile.write_text(text, encoding="utf-8")
     for name, script in render_scripts(spec).items():
         (dest / "files" / name).write_text(script, encoding="utf-8")
     shutil.copy2(Path(healthcheck.__file__), dest / "files" / "healthcheck.py")
+    files = [ContextFile("file", path.name, sha256_of(path), path)
+             for path in sorted((dest / "files").iterdir())]
+    text = render_containerfile(spec, plan, installers=installers, wheels=wheels,
+                                pip_wheel=pip_wheel, options=options, files=files)
+    containerfile = dest / "Containerfile"
+    containerfile.write_text(text, encoding="utf-8")
     return BuildContext(path=dest, containerfile=containerfile,
                         labels=labels_for(spec, options.base, options.tag),
                         installers=installers, wheels=wheels, warnings=warnings)

@@ -12,12 +12,14 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from ascend_env.core.resources import shipped_dir
 from ascend_env.image import context as image_render
 from ascend_env.image.build import ImageResult, storage_use
+from ascend_env.remote import healthcheck
 from tests.cli_invoke import invoke
 from tests.image.conftest import BASE_TAG, GOOD_TAG, ImageStack
 from tests.image.stack import CANN, TORCH, TORCH_NPU, TORCH_NPU_ALT, spec_for
@@ -161,3 +163,21 @@ def test_torch_npu_change_rebuilds_only_the_framework_layers(good_image: ImageRe
     assert cache.by_stage["frameworks"][1] >= 4, why
     assert any("COPY --from=frameworks" in r for r in rebuilt), why
     assert result.labels["io.ascend-env.frameworks"].endswith(f"torch_npu=={TORCH_NPU_ALT}")
+
+
+def test_a_changed_health_check_reruns_its_step(good_image: ImageResult,
+                                                image_stack: ImageStack, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bind mount's content does not key buildah's cache: the file digests in the step do.
+    changed = tmp_path / "healthcheck.py"
+    changed.write_text(Path(healthcheck.__file__).read_text() + "# changed\n")
+    monkeypatch.setattr(image_render, "healthcheck", SimpleNamespace(__file__=str(changed)))
+    tag = "localhost/ascend-env-test:health"
+    result = image_stack.build(tag)
+    assert result.validated, result.report.checks
+    assert result.cache is not None
+    rebuilt = result.cache.rebuilt
+    assert any(r.startswith("final: RUN") for r in rebuilt), rebuilt
+    assert not [r for r in rebuilt if r.startswith(("base:", "cann:", "frameworks:"))], rebuilt
+    done = image_stack.builder.run(tag, [["tail", "-n", "1", "/opt/ascend-env/healthcheck.py"]])
+    assert done[0].out == "# changed\n"

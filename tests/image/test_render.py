@@ -24,7 +24,7 @@ from ascend_env.image.context import (
 )
 from ascend_env.image.env import cann_env, cann_layout
 from ascend_env.image.inspection import ImageFacts
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import resolve
 
 BASE = "ubuntu:22.04"
@@ -38,16 +38,20 @@ def spec(cann: str = "8.5.0", *, torch: tuple[str, str] | None = ("2.9.0", "2.9.
                        "packages": list(packages)}, "frameworks": frameworks}, "test")
 
 
-def render(s: EnvSpec, *, offline: bool = False) -> str:
+FILES = ("entrypoint.sh", "healthcheck.py", "profile.sh")
+
+
+def render(s: EnvSpec, *, offline: bool = False, file_digest: str = "2" * 64) -> str:
     plan = resolve(s)
     installers = [ContextFile(i.component, i.file, "0" * 64, Path(i.file)) for i in plan.items
                   if i.component in ("toolkit", "ops", "nnal")]
     wheels = [ContextFile(i.component, f"{i.component}-{i.version}.whl", "1" * 64, Path("w"))
               for i in plan.items if i.component in ("torch", "torch_npu")]
+    files = [ContextFile("file", name, file_digest, Path(name)) for name in FILES]
     return render_containerfile(s, plan, installers=installers, wheels=wheels,
                                 pip_wheel="pip-24.0-py3-none-any.whl",
                                 options=RenderOptions(base=BASE, tag=default_tag(s),
-                                                      offline=offline))
+                                                      offline=offline), files=files)
 
 
 def env_block(text: str, first: str) -> dict[str, str]:
@@ -101,6 +105,18 @@ def test_framework_change_touches_only_framework_lines() -> None:
     final_one, final_two = (t.split("\nFROM base\n")[1] for t in (one, two))
     assert final_one.split("COPY --from=frameworks")[0] == \
         final_two.split("COPY --from=frameworks")[0]
+
+
+def test_the_final_stage_files_key_its_cache_by_their_digests() -> None:
+    one, two = render(spec()), render(spec(), file_digest="3" * 64)
+    final_one, final_two = (t.split("\nFROM base\n")[1] for t in (one, two))
+    run_one = final_one.split("\nCOPY ", 1)[0]
+    for name in FILES:
+        assert f'"{"2" * 64}" "/tmp/ascend-env-files/{name}"' in run_one
+    assert run_one.index("sha256sum --check") < run_one.index("install -m 0755")
+    # A changed file changes the line (the cache key) of that step, and nothing before it.
+    assert final_one.split("printf", 1)[0] == final_two.split("printf", 1)[0]
+    assert run_one != final_two.split("\nCOPY ", 1)[0]
 
 
 def test_installers_are_bind_mounted_checked_and_driver_record_removed() -> None:
