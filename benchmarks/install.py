@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, install
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.sim import fleet, packages
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots

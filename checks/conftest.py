@@ -15,8 +15,8 @@ import pytest
 
 from ascend_env.doctor.suite import PLUGIN_NAME, DoctorContext, DoctorPlugin, Target
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts, NpuDevice
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Chip, Matrix, load_chips
-from ascend_env.spec.model import EnvSpec
 
 NO_DRIVER = "the NPU driver is not installed (see driver.installed)"
 
@@ -30,7 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _plugin(config) is None:
         # `pytest checks/` without the doctor: this machine, no spec.
         from ascend_env.doctor.collect import ProbeOptions, capture_local  # noqa: PLC0415
-        from ascend_env.facts.build import facts_from_capture  # noqa: PLC0415
+        from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
 
         captured = capture_local(ProbeOptions())
         if captured.capture is None:

@@ -7,7 +7,7 @@ import pytest
 from ascend_env.core.versions import try_parse
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 pytestmark = [pytest.mark.category("cann"), pytest.mark.level(1)]
 

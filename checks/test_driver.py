@@ -6,8 +6,8 @@ import pytest
 
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Matrix
-from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("driver"), pytest.mark.level(1)]
 

@@ -7,8 +7,8 @@ from packaging.utils import canonicalize_version
 
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, Facts
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Matrix
-from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("frameworks"), pytest.mark.level(1)]
 

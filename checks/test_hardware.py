@@ -6,8 +6,8 @@ import pytest
 
 from ascend_env.doctor.findings import fail, failure, observe
 from ascend_env.facts.model import Facts
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Chip, load_chips
-from ascend_env.spec.model import EnvSpec
 
 pytestmark = [pytest.mark.category("hardware"), pytest.mark.level(1)]
 

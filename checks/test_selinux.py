@@ -6,7 +6,7 @@ import pytest
 
 from ascend_env.doctor.findings import failure, observe
 from ascend_env.facts.model import DriverFacts, Facts
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 pytestmark = [pytest.mark.category("selinux"), pytest.mark.level(1)]
 

@@ -15,7 +15,7 @@ from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.findings import attach_evidence, fail, observe
 from ascend_env.doctor.suite import Target
 from ascend_env.facts.model import Facts
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 if TYPE_CHECKING:
     from ascend_env.smoke.runner import Framework

@@ -7,7 +7,7 @@ import pytest
 from ascend_env.doctor.findings import fail, observe, warn
 from ascend_env.doctor.threads import AFFINITY_MODES, ThreadPlan, plan_threads
 from ascend_env.facts.model import DriverFacts, Facts
-from ascend_env.spec.model import EnvSpec, Threads
+from ascend_env.spec.envspec import EnvSpec, Threads
 
 pytestmark = [pytest.mark.category("threads"), pytest.mark.level(1)]
 

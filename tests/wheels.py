@@ -24,7 +24,7 @@ from typing import Any
 from ascend_env.install.fetch import sha256_of
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR, framework_pins
 from ascend_env.spec.catalogue import Catalogue, load_catalogue, load_overlay
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 
 def _record_line(name: str, data: bytes) -> str:

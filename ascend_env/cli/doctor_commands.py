@@ -73,7 +73,7 @@ def doctor_command(
         raise UsageError("--fix needs live hosts, not --from captures")
     loaded = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.model import load_spec
+        from ascend_env.spec.envspec import load_spec
 
         loaded = load_spec(profile=profile, path=spec)
     options = DoctorOptions(spec=loaded, inventory=inventory, limit=limit, target=host,
@@ -117,7 +117,7 @@ def collect_command(
         raise UsageError("name either --inventory or --host, not both")
     loaded = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.model import load_spec
+        from ascend_env.spec.envspec import load_spec
 
         loaded = load_spec(profile=profile, path=spec)
     result = collect(DoctorOptions(spec=loaded, inventory=inventory, limit=limit, target=host,

@@ -87,7 +87,7 @@ def image_build(
     from ascend_env.image.build import BuildRequest, build_image
     from ascend_env.image.builders import detect
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
-    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.envspec import load_spec
 
     merged = load_catalogue()
     if catalogue is not None:
@@ -134,7 +134,7 @@ def image_validate(
 
     loaded = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.model import load_spec
+        from ascend_env.spec.envspec import load_spec
 
         loaded = load_spec(profile=profile, path=spec)
     chosen = detect(builder.value)
@@ -172,7 +172,7 @@ def image_run_args(
 
     loaded = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.model import load_spec
+        from ascend_env.spec.envspec import load_spec
 
         loaded = load_spec(profile=profile, path=spec)
     result = run_args(RunArgsRequest(devices=devices, runtime=runtime.value,

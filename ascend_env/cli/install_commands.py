@@ -45,7 +45,7 @@ def fetch(
     from ascend_env.install.fetch import Source, fetch_python
     from ascend_env.install.fetch import fetch as fetch_files
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
-    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
 
     merged = load_catalogue()
@@ -97,7 +97,7 @@ def install(
     from ascend_env.install.provision import InstallOptions
     from ascend_env.install.provision import install as run_install
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
-    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
 
     if inventory is not None and host is not None:

@@ -44,7 +44,7 @@ def profiles_show(
 ) -> None:
     """Show one profile as a complete spec (defaults filled in)."""
     from ascend_env.cli.spec_view import render_spec
-    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.envspec import load_spec
 
     spec = load_spec(profile=name, arch=arch_value(arch))
     render_spec(spec, as_json=as_json, as_yaml=as_yaml)
@@ -70,7 +70,7 @@ def spec_schema() -> None:
     """Print the JSON Schema of spec files (for editors)."""
     import json
 
-    from ascend_env.spec.model import EnvSpec
+    from ascend_env.spec.envspec import EnvSpec
 
     typer.echo(json.dumps(EnvSpec.model_json_schema(), indent=2))
 
@@ -91,7 +91,7 @@ def plan(profile: ProfileOption = None, spec: SpecOption = None, arch: ArchOptio
          as_json: JsonFlag = False) -> None:
     """Show what would be installed, in order, with exact files and digests."""
     from ascend_env.cli.spec_view import render_plan
-    from ascend_env.spec.model import load_spec
+    from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
 
     resolved = resolve(load_spec(profile=profile, path=spec, arch=arch_value(arch)))

@@ -11,11 +11,11 @@ from rich.table import Table
 from ascend_env.cli.terminal import console, print_json
 from ascend_env.core.errors import UsageError
 from ascend_env.core.versions import InvalidVersionError, parse
+from ascend_env.spec.envspec import load_spec, profile_names
 from ascend_env.spec.matrix import load_chips, load_matrix
-from ascend_env.spec.model import load_spec, profile_names
 
 if TYPE_CHECKING:
-    from ascend_env.spec.model import EnvSpec
+    from ascend_env.spec.envspec import EnvSpec
     from ascend_env.spec.plan import Plan
     from ascend_env.spec.validate import ValidationResult
 

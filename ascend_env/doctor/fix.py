@@ -21,10 +21,10 @@ from ascend_env.doctor.run import (
     now_iso,
 )
 from ascend_env.doctor.threads import plan_threads
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
 from ascend_env.install.provision import InstallOptions, run_playbook, summarize
-from ascend_env.spec.model import EnvSpec, Threads
+from ascend_env.spec.envspec import EnvSpec, Threads
 
 FIX_IDS = ("ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
            "selinux-context")

@@ -36,7 +36,7 @@ from ascend_env.doctor.collect import (
 if TYPE_CHECKING:
     from ascend_env.doctor.report import FleetReport, Report
     from ascend_env.facts.capture import CollectResult
-    from ascend_env.spec.model import EnvSpec
+    from ascend_env.spec.envspec import EnvSpec
 
 LEVELS = (1, 2, 3)
 
@@ -66,8 +66,8 @@ class DoctorOptions:
 
 # What the rest of a run imports: pytest, the report and capture models, the facts parsers,
 # and what the check modules import. tests/cli/test_startup.py keeps the list whole.
-SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.build",
-                 "ascend_env.doctor.suite", "ascend_env.spec.model",
+SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assemble",
+                 "ascend_env.doctor.suite", "ascend_env.spec.envspec",
                  "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
                  "ascend_env.install.actions",
                  "ascend_env.image.inspection")
@@ -136,7 +136,7 @@ def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
     # Loaded while the probes ran (prepare_suite).
     from ascend_env.doctor.report import Report, SpecRef  # noqa: PLC0415
     from ascend_env.doctor.suite import DoctorContext, Target, run_checks  # noqa: PLC0415
-    from ascend_env.facts.build import facts_from_capture  # noqa: PLC0415
+    from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
 
     started, clock = now_iso(), time.monotonic()
     spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \

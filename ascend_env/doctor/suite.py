@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pytest
 
     from ascend_env.facts.model import Facts
-    from ascend_env.spec.model import EnvSpec
+    from ascend_env.spec.envspec import EnvSpec
 
 # pytest's own marker (pytest.hookimpl), taken from pluggy so pytest loads only with the suite.
 hookimpl = HookimplMarker("pytest")

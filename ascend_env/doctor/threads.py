@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_env.facts.model import Facts
-from ascend_env.spec.model import Threads
+from ascend_env.spec.envspec import Threads
 
 AFFINITY_MODES = ("1", "2")
 

@@ -1,7 +1,7 @@
 """The Facts model: everything the checks read about one host, and its JSON form.
 
 The area modules beside this one (installed, cann, npu_smi, ...) parse a capture into these
-classes; facts.build.facts_from_capture puts one host's parts together.
+classes; facts.assemble.facts_from_capture puts one host's parts together.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from ascend_env.doctor.collect import ProbeOptions, remote_command
 from ascend_env.doctor.report import Report, SpecRef
 from ascend_env.doctor.run import now_iso
 from ascend_env.doctor.suite import Target, run_checks
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import CaptureError, parse_capture
 from ascend_env.image.builders import Builder, BuildOutcome
 from ascend_env.image.context import (
@@ -45,7 +45,7 @@ from ascend_env.image.runargs import HostView
 from ascend_env.install.wheelhouse import framework_pins
 from ascend_env.remote import image_probe
 from ascend_env.spec.catalogue import Catalogue
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import resolve
 
 IMAGE_SCHEMA = "ascend-env/image/v1"

@@ -18,7 +18,7 @@ from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.image.build import ImageResult
 from ascend_env.image.builders import Builder
 from ascend_env.image.runargs import RunArgsRequest, Runtime, run_args
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 SMOKE_CHECKS = ("smoke",)
 START_TIMEOUT_S = 120

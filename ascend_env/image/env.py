@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ascend_env.core.versions import AscendVersion
 from ascend_env.install.actions import NEW_LAYOUT
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 # PATH of the Debian/Ubuntu/openEuler base images; the CANN entries go in front of it.
 SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")

@@ -18,8 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import UsageError
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_chips
-from ascend_env.spec.model import EnvSpec
 
 RUN_ARGS_SCHEMA = "ascend-env/run-args/v1"
 Runtime = Literal["docker", "podman", "ascend-docker-runtime"]

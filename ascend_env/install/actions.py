@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ascend_env.core.versions import AscendVersion, try_parse
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture
 from ascend_env.facts.model import CannFacts, Facts
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.install.wheelhouse import DownloadError, Target, python_stack, requirements_for
 from ascend_env.install.wheelhouse import download as download_wheels
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
 REPO_SCHEMA = "ascend-env/repo/v1"

@@ -28,8 +28,8 @@ from ascend_env.core.resources import shipped_dir
 from ascend_env.core.versions import AscendVersion
 from ascend_env.install.fetch import locate, sha256_of
 from ascend_env.install.wheelhouse import PythonStack, bundle, python_stack
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_chips, load_matrix
-from ascend_env.spec.model import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
 INSTALL_SCHEMA = "ascend-env/install/v1"

@@ -36,7 +36,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 
 # What CANN's Python parts (te/tbe, op compilation) import: the official 9.0.0 image installs
 # exactly these before CANN (cann-container-image), and their absence is the

@@ -218,7 +218,7 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
     """The CLI's options, with defaults from the spec's `smoke` section and hardware."""
     min_fraction = min_busbw = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.model import load_spec  # noqa: PLC0415 - pydantic spec only when asked
+        from ascend_env.spec.envspec import load_spec  # noqa: PLC0415 - pydantic spec only when asked
 
         loaded = load_spec(profile=profile, path=spec)
         chip = chip or loaded.hardware.chip

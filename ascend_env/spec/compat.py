@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_version
 
 from ascend_env.core.errors import Problem
 from ascend_env.core.versions import AscendVersion
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import (
     CannRow,
     Chip,
@@ -19,7 +20,6 @@ from ascend_env.spec.matrix import (
     load_chips,
     load_matrix,
 )
-from ascend_env.spec.model import EnvSpec
 
 # Operator packages were `kernels-<chip>` until 8.3.x and `<chip>-ops` from 8.5.0; nnae and
 # nnrt were not released from 8.5.0 on (ascend-facts.md §5.2, §6).

@@ -11,8 +11,8 @@ from ascend_env.core.versions import AscendVersion
 from ascend_env.install.wheelhouse import framework_pins
 from ascend_env.spec.catalogue import Catalogue, VendorFile, load_catalogue
 from ascend_env.spec.compat import check_spec
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Chip, load_chips
-from ascend_env.spec.model import EnvSpec
 from ascend_env.spec.naming import NamingError, PackageKind, package_name
 
 PLAN_SCHEMA = "ascend-env/plan/v1"

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import Problem, SpecError
 from ascend_env.spec.compat import check_spec
-from ascend_env.spec.model import build_spec, read_document
+from ascend_env.spec.envspec import build_spec, read_document
 
 VALIDATION_SCHEMA = "ascend-env/validation/v1"
 

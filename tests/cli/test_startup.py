@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 HEAVY = ("pydantic", "pytest", "ansible", "ascend_env.facts.model", "ascend_env.doctor.report",
-         "ascend_env.spec.matrix", "ascend_env.facts.capture", "ascend_env.spec.model",
+         "ascend_env.spec.matrix", "ascend_env.facts.capture", "ascend_env.spec.envspec",
          "ascend_env.doctor.suite")
 
 

@@ -19,7 +19,7 @@ from ascend_env.doctor.fix import host_vars
 from ascend_env.doctor.report import FleetReport, Report
 from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.install.provision import InstallOptions, run_playbook
-from ascend_env.spec.model import build_spec
+from ascend_env.spec.envspec import build_spec
 from tests.cli_invoke import invoke
 from tests.doctor import hosts as h
 from tests.sim import fleet as sim_fleet
@@ -263,7 +263,7 @@ def test_fix_dry_run_then_fix_then_nothing_left(broken: tuple[SimFleet, Path],
     assert isinstance(facts_report, FleetReport)
     from ascend_env.doctor.collect import capture_hosts, resolve_hosts  # noqa: PLC0415
     from ascend_env.doctor.run import probe_options  # noqa: PLC0415
-    from ascend_env.facts.build import facts_from_capture  # noqa: PLC0415
+    from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
 
     options = DoctorOptions(spec=build_spec(SPEC, "t"), inventory=inventory,
                             run_users=(h.RUN_USER,))

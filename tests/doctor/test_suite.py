@@ -23,7 +23,7 @@ from ascend_env.doctor.suite import (
     _quiet_pytest_env,
     run_suite,
 )
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
 from tests.facts.captures import GOLDEN_HOSTS
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import (
     Capture,
     CaptureError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import (
     Capture,
     CommandResult,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_core import to_jsonable_python
 
-from ascend_env.facts.build import AREAS, PARSERS
+from ascend_env.facts.assemble import AREAS, PARSERS
 from tests.facts.captures import DATA
 
 JSON_INPUT = ".input.json"
@@ -44,7 +44,7 @@ SAMPLES = _samples()
                          ids=[f"{p}/{_stem(s)}" for p, s in SAMPLES])
 def test_sample_parses_to_expected(parser: str, sample: Path) -> None:
     """Adding a sample is adding files: <name>.txt, <name>.expected.json, <name>.source."""
-    assert parser in PARSERS, f"tests/data/{parser}/ names no parser in facts.build.PARSERS"
+    assert parser in PARSERS, f"tests/data/{parser}/ names no parser in facts.assemble.PARSERS"
     expected_file = sample.with_name(_stem(sample) + ".expected.json")
     source_file = sample.with_name(_stem(sample) + ".source")
     assert source_file.is_file() and source_file.read_text().strip(), "a sample names its source"

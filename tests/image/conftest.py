@@ -15,7 +15,7 @@ import pytest
 from ascend_env.image.build import BuildRequest, ImageResult, build_image
 from ascend_env.image.builders import Buildah
 from ascend_env.spec.catalogue import Catalogue
-from ascend_env.spec.model import EnvSpec
+from ascend_env.spec.envspec import EnvSpec
 from tests.image.stack import import_base, make_repo, spec_for
 
 BASE_TAG = "localhost/ascend-env-test-base:latest"

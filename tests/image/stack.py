@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.spec.catalogue import Catalogue
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.wheels import catalogue_with_frameworks, fill_wheels
 

@@ -9,7 +9,7 @@ import pytest
 
 from ascend_env.core.errors import UsageError
 from ascend_env.image.runargs import RUNTIMES, HostView, RunArgsRequest, Runtime, run_args
-from ascend_env.spec.model import load_spec
+from ascend_env.spec.envspec import load_spec
 from tests.cli_invoke import invoke
 
 CONTROL = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from ascend_env.install.fetch import Source, fetch, locate
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS
 from ascend_env.spec.catalogue import CatalogueError, load_catalogue, load_overlay
-from ascend_env.spec.model import build_spec, load_spec
+from ascend_env.spec.envspec import build_spec, load_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.cli_invoke import invoke
 from tests.vendor_server import Fault, ServerState, index_server, vendor_server

@@ -21,7 +21,7 @@ import pytest
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, InstallSummary, RepoError, install
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.cli_invoke import invoke
 from tests.sim import provision

@@ -25,7 +25,7 @@ from ascend_env.doctor.report import FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory, SimFleet

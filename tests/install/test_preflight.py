@@ -21,7 +21,7 @@ import yaml
 
 from ascend_env.core.resources import shipped_dir
 from ascend_env.doctor.collect import ProbeOptions, capture_local
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import parse_capture
 from ascend_env.facts.model import Facts
 from ascend_env.install.actions import decide

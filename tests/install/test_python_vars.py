@@ -9,7 +9,7 @@ import pytest
 
 from ascend_env.install.provision import InstallOptions, RepoError, check_python_stack, python_vars
 from ascend_env.install.wheelhouse import WHEELS_DIR, python_stack
-from ascend_env.spec.model import EnvSpec, build_spec
+from ascend_env.spec.envspec import EnvSpec, build_spec
 from tests.wheels import catalogue_with_frameworks, fill_wheels, framework_overlay
 
 

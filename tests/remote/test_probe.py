@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ascend_env.facts import accounts
-from ascend_env.facts.build import facts_from_capture
+from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture, parse_capture
 from ascend_env.remote import probe
 

@@ -8,7 +8,7 @@ import pytest
 
 from ascend_env.core.errors import Problem
 from ascend_env.spec.compat import check_spec
-from ascend_env.spec.model import build_spec, profile_names
+from ascend_env.spec.envspec import build_spec, profile_names
 
 
 def spec_from(**sections: Any) -> list[Problem]:

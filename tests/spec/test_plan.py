@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ascend_env.core.errors import SpecError
-from ascend_env.spec.model import build_spec, load_spec, profile_names
+from ascend_env.spec.envspec import build_spec, load_spec, profile_names
 from ascend_env.spec.plan import resolve
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ascend_env.core.errors import SpecError, UsageError
-from ascend_env.spec.model import EnvSpec, build_spec, load_spec, profile_names, read_document
+from ascend_env.spec.envspec import EnvSpec, build_spec, load_spec, profile_names, read_document
 
 
 def write(tmp_path: Path, text: str) -> Path:

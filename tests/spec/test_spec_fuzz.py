@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ascend_env.spec.model import profile_document
+from ascend_env.spec.envspec import profile_document
 from tests.cli_invoke import invoke
 
 BASE = profile_document("910b")

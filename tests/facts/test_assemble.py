@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from ascend_env.facts import model as facts_module
-from ascend_env.facts.build import AREAS, facts_from_capture
+from ascend_env.facts.assemble import AREAS, facts_from_capture
 from ascend_env.facts.capture import (
     Capture,
 )
