@@ -129,6 +129,12 @@ class DoctorPlugin:
         return info.level <= self.context.level and selected(info, self.context.only) \
             and not image_only
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # --tb belongs to the terminal reporter, which the doctor leaves out. A row is made
+        # from the Finding a check raised, never from a report's traceback text, so Python's
+        # own format does: it spares pytest parsing each failing check's source for frames.
+        config.option.tbstyle = "native"
+
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "target" in metafunc.fixturenames:
             # Read here so that a check without an identity is a collection error of its
