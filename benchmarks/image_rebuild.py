@@ -7,8 +7,9 @@ Both figures are `build_image` end to end (render, build, validate in the image,
 validated tag) on the image tests' stack: tests/sim's fake CANN packages and two tiny local
 torch/torch_npu wheels (tests/image/stack.py). The full build starts from an empty layer
 cache (only the base image present); the rebuild changes the torch_npu pin alone, so the
-base and CANN stages must come from the cache and only the framework stage and the final
-layers after its COPY are rebuilt. Stage times come from when the builder printed each step.
+base, CANN and pip stages must come from the cache, and of the final stage only torch_npu's
+RUN and the steps after it (USER, LABEL) are rebuilt. Stage times come from when the builder
+printed each step.
 Each round empties the store (but for the base) and measures both; the median round's ratio
 is the figure, since a shared machine's load moves single runs a lot.
 

@@ -21,7 +21,7 @@ import jinja2
 from ascend_env import __version__
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
-from ascend_env.image.env import ATB_CXX_ABI, cann_env, cann_layout, framework_env
+from ascend_env.image.env import ATB_CXX_ABI, cann_layout, image_env
 from ascend_env.install.fetch import locate, sha256_of
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, framework_pins, python_stack
 from ascend_env.remote import healthcheck
@@ -34,7 +34,7 @@ CANN_COMPONENTS = ("nnae", "nnrt", "toolkit", "ops", "nnal")
 FRAMEWORK_COMPONENTS = ("torch", "torch_npu", "mindspore")
 # Base images per spec OS family where the registry name is not the family itself.
 BASE_NAMES = {"openeuler": "openeuler/openeuler"}
-# Where the framework stage unpacks pip's wheel; only the venv leaves that stage.
+# Where the `pip` stage unpacks pip's wheel; the final stage mounts it from there.
 PIP_DIR = "/opt/ascend-env-pip"
 # HwHiAiUser's ids in the legacy official images (peers.md §5.3).
 DEFAULT_GID = 1000
@@ -57,7 +57,7 @@ class ContextFile:
 
 @dataclass(frozen=True)
 class PipLayer:
-    """One RUN of the framework stage: what pip installs there and the wheels it checks."""
+    """One framework RUN of the final stage: what pip installs there and the wheels it checks."""
 
     requirements: list[str]
     wheels: list[ContextFile]
@@ -204,8 +204,9 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
         frameworks=bool(pins), wheels=wheels, offline=options.offline,
         venv=spec.python.venv.rstrip("/"), pip_wheel=pip_wheel, pip_dir=PIP_DIR,
         pip_layers=pip_layers(plan, pins, wheels) if pins else [],
-        files=files or [], gid=options.gid, uid=DEFAULT_UID, cann_env=cann_env(spec).variables,
-        framework_env=framework_env(spec).variables, cann_version=spec.cann.version.raw,
+        files=files or [], gid=options.gid, uid=DEFAULT_UID,
+        image_env=image_env(spec, frameworks=bool(pins)).variables,
+        cann_version=spec.cann.version.raw,
         new_layout=layout.new, labels=sorted(labels_for(spec, options.base,
                                                         options.tag).items()))
 

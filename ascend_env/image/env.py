@@ -121,7 +121,16 @@ def cann_env(spec: EnvSpec) -> ImageEnv:
     return ImageEnv(variables)
 
 
-def framework_env(spec: EnvSpec) -> ImageEnv:
-    """The framework venv goes in front of PATH (set after the CANN ENV, as its own layer)."""
+def image_env(spec: EnvSpec, *, frameworks: bool) -> ImageEnv:
+    """The final image's ENV: CANN's variables, and with frameworks their venv in front of PATH.
+
+    One ENV instruction, so PATH is written out whole: within one instruction `$PATH` would
+    expand to the base image's value, not CANN's.
+    """
+    variables = cann_env(spec).variables
+    if not frameworks:
+        return ImageEnv(variables)
     venv = spec.python.venv.rstrip("/")
-    return ImageEnv([("VIRTUAL_ENV", venv), ("PATH", f"{venv}/bin:$PATH")])
+    head = [(name, value) for name, value in variables if name != "PATH"]
+    path = dict(variables)["PATH"]
+    return ImageEnv([*head, ("VIRTUAL_ENV", venv), ("PATH", f"{venv}/bin:{path}")])

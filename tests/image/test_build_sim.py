@@ -103,6 +103,8 @@ def test_no_installer_or_driver_in_any_layer(good_image: ImageResult,
         assert not [p for p in layer.rglob("*.run") if p.name.startswith("Ascend-")], layer
         assert not (layer / "usr/local/Ascend/driver").exists(), layer
         assert not (layer / "etc/ascend_install.info").exists(), layer
+        # pip stays in its stage: mounted for the framework RUNs, in no layer of the image.
+        assert not list(layer.glob("opt/ascend-env-pip/*")), layer
 
 
 def test_validate_command_on_our_image_uses_its_stored_spec(good_image: ImageResult) -> None:
@@ -129,8 +131,9 @@ def test_broken_template_fails_and_leaves_no_tag(image_stack: ImageStack, tmp_pa
     template = broken / "Containerfile.j2"
     text = template.read_text()
     # Drop one ENV line: ASCEND_OPP_PATH is what torch_npu raises about first.
-    text = text.replace("{% for name, value in cann_env %}",
-                        '{% for name, value in cann_env if name != "ASCEND_OPP_PATH" %}')
+    text = text.replace("{% for name, value in image_env %}",
+                        '{% for name, value in image_env if name != "ASCEND_OPP_PATH" %}')
+    assert 'if name != "ASCEND_OPP_PATH"' in text
     template.write_text(text)
     monkeypatch.setattr(image_render, "shipped_dir", lambda name: broken)
     tag = "localhost/ascend-env-test:broken"
@@ -152,16 +155,19 @@ def test_torch_npu_change_rebuilds_only_the_framework_layers(good_image: ImageRe
     # On failure the raw `buildah bud` log of every build of the session is attached
     # (conftest.pytest_runtest_makereport): it tells a real cache miss from a misread log.
     why = f"rebuilt: {rebuilt}; [steps, cached] per stage: {cache.by_stage}"
-    # The CANN stage and the base come entirely from the cache ...
+    # The CANN stage, the base and pip's stage come entirely from the cache ...
     assert cache.by_stage["cann"][1] == cache.by_stage["cann"][0], why
     assert cache.by_stage["base"][1] == cache.by_stage["base"][0], why
+    assert cache.by_stage["pip"][1] == cache.by_stage["pip"][0] == 1, why
     assert not [r for r in rebuilt if "COPY --from=cann" in r or r.startswith("cann:")], why
-    # ... the framework stage and what follows its COPY do not, but within that stage only
-    # torch_npu's RUN reruns: pip's, the dependencies' and torch's layers are cached.
-    assert any(r.startswith("frameworks: RUN") for r in rebuilt), why
-    assert len([r for r in rebuilt if r.startswith("frameworks:")]) == 1, why
-    assert cache.by_stage["frameworks"][1] >= 4, why
-    assert any("COPY --from=frameworks" in r for r in rebuilt), why
+    # ... and of the final stage's framework RUNs only torch_npu's reruns (the dependencies'
+    # and torch's are cached), then the two steps after it: the user and the labels.
+    framework_runs = [r for r in rebuilt if "--mount=type=bind,source=wheels" in r]
+    assert len(framework_runs) == 1, why
+    assert [r.split()[1] for r in rebuilt] == ["RUN", "USER", "LABEL"], why
+    assert all(r.startswith("final:") for r in rebuilt), why
+    assert cache.by_stage["final"][1] == cache.by_stage["final"][0] - 3, why
+    assert statuses(result)["frameworks.versions"] == "pass"  # the new pin is in the venv
     assert result.labels["io.ascend-env.frameworks"].endswith(f"torch_npu=={TORCH_NPU_ALT}")
 
 
@@ -178,6 +184,6 @@ def test_a_changed_health_check_reruns_its_step(good_image: ImageResult,
     assert result.cache is not None
     rebuilt = result.cache.rebuilt
     assert any(r.startswith("final: RUN") for r in rebuilt), rebuilt
-    assert not [r for r in rebuilt if r.startswith(("base:", "cann:", "frameworks:"))], rebuilt
+    assert not [r for r in rebuilt if r.startswith(("base:", "cann:", "pip:"))], rebuilt
     done = image_stack.builder.run(tag, [["tail", "-n", "1", "/opt/ascend-env/healthcheck.py"]])
     assert done[0].out == "# changed\n"

@@ -55,7 +55,10 @@ def render(s: EnvSpec, *, offline: bool = False, file_digest: str = "2" * 64) ->
 
 
 def env_block(text: str, first: str) -> dict[str, str]:
-    block = text.split(f"ENV {first}=", 1)[1].split("\n" + "COPY", 1)[0]
+    """The variables of the ENV instruction that starts with FIRST (its continued lines)."""
+    lines = text.split(f"\nENV {first}=", 1)[1].split("\n")
+    end = next(n for n, line in enumerate(lines) if not line.endswith("\\"))
+    block = "\n".join(lines[:end + 1])
     pairs = re.findall(r'([A-Z_]+)="((?:[^"\\]|\\.)*)"', f'{first}=' + block)
     return dict(pairs)
 
@@ -84,27 +87,33 @@ def test_env_lines_per_era(cann: str, home: str, latest: bool, cmake: bool) -> N
 def test_layer_order_keeps_cann_before_frameworks() -> None:
     text = render(spec())
     stages = re.findall(r"^FROM (\S+)(?: AS (\S+))?$", text, re.M)
-    assert [s[1] for s in stages] == ["base", "cann", "frameworks", ""]
-    frameworks_stage = text.split("AS frameworks", 1)[1].split("\nFROM base\n", 1)[0]
-    assert "cann" not in frameworks_stage.lower().replace("can't", "")  # independent of CANN
+    assert [s[1] for s in stages] == ["base", "cann", "pip", ""]
+    pip_stage = text.split("AS pip", 1)[1].split("\nFROM base\n", 1)[0]
+    assert "cann" not in pip_stage.lower()  # independent of CANN
     final = text.split("\nFROM base\n", 1)[1]
+    # The frameworks install in the final stage's last layers, after CANN's trees and the
+    # config that does not depend on them; they run as root, the image as its user.
     order = [final.index(m) for m in ("COPY --from=cann /usr/local/Ascend", "ENV ASCEND_",
-                                      "HEALTHCHECK", "ENTRYPOINT", "COPY --from=frameworks",
-                                      "ENV VIRTUAL_ENV", "LABEL ")]
+                                      "HEALTHCHECK", "ENTRYPOINT", "COPY --from=pip",
+                                      '"torch==', '"torch_npu==', "\nUSER ", "LABEL ")]
     assert order == sorted(order)
+    # The venv's place in PATH is set with CANN's variables, in the one ENV before them.
+    assert env_block(text, "ASCEND_TOOLKIT_HOME")["VIRTUAL_ENV"] == "/opt/ascend-env/venv"
+    assert final.count("\nENV ") == 1
     # Nothing that depends on the frameworks (pins, spec digest) comes before their COPY.
-    before = final.split("COPY --from=frameworks", 1)[0]
+    before = final.split("COPY --from=pip", 1)[0]
     assert "torch" not in before and spec().digest() not in before
 
 
 def test_framework_change_touches_only_framework_lines() -> None:
     one, two = render(spec(torch=("2.9.0", "2.9.0"))), render(spec(torch=("2.8.0",
                                                                           "2.8.0.post2")))
-    cut = "\nFROM base AS frameworks\n"
+    # The base, CANN and pip stages do not change, nor does the final stage before the venv.
+    cut = "\nFROM base\n"
     assert one.split(cut)[0].split("\n", 2)[2] == two.split(cut)[0].split("\n", 2)[2]
     final_one, final_two = (t.split("\nFROM base\n")[1] for t in (one, two))
-    assert final_one.split("COPY --from=frameworks")[0] == \
-        final_two.split("COPY --from=frameworks")[0]
+    assert final_one.split("COPY --from=pip")[0] == final_two.split("COPY --from=pip")[0]
+    assert final_one != final_two
 
 
 def test_the_final_stage_files_key_its_cache_by_their_digests() -> None:
@@ -141,7 +150,17 @@ def test_framework_stage_pins_and_offline() -> None:
         # The catalogue's wheel is the CPU build torch_npu pins (ascend-facts §12).
         assert '"torch==2.9.0+cpu"' in text and '"torch_npu==2.9.0"' in text
         assert "pip-24.0-py3-none-any.whl/pip install" in text
-        assert "ENV VIRTUAL_ENV=\"/opt/ascend-env/venv\"" in text
+        env = env_block(text, "ASCEND_TOOLKIT_HOME")
+        assert env["VIRTUAL_ENV"] == "/opt/ascend-env/venv"
+        assert env["PATH"].startswith("/opt/ascend-env/venv/bin:/usr/local/Ascend/")
+        # pip is mounted from its stage into each framework RUN, never copied: only the
+        # (empty) venv comes from there.
+        final = text.split("\nFROM base\n", 1)[1]
+        runs = final.count("--mount=type=bind,source=wheels")
+        assert runs == 3 and final.count("--mount=type=bind,from=pip,source=/opt/ascend-env-pip,"
+                                         "target=/opt/ascend-env-pip") == runs
+        assert re.findall(r"^COPY --from=pip .*$", final, re.M) == [
+            "COPY --from=pip /opt/ascend-env/venv /opt/ascend-env/venv"]
     assert "--no-index" in offline and "--no-index" not in online
     # CANN's own Python dependencies in both: offline, the repository's wheels/ holds them.
     assert '"numpy"' in online and '"numpy"' in offline
@@ -149,7 +168,7 @@ def test_framework_stage_pins_and_offline() -> None:
 
 def test_no_framework_stage_without_frameworks() -> None:
     text = render(spec(torch=None))
-    assert "AS frameworks" not in text and "VIRTUAL_ENV" not in text
+    assert "AS pip" not in text and "VIRTUAL_ENV" not in text and "pip install" not in text
     assert "io.ascend-env.frameworks=\"none\"" in text
 
 
