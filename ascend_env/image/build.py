@@ -1,7 +1,8 @@
 """`ascend-env image build|validate`: render, build, validate inside the image, then tag.
 
 An image gets its tag only after validation passed: the capture (probe.py and
-image_probe.py, run inside a throw-away container of the image, without devices) is
+image_probe.py, each run as its plain source by `python3 -c`, side by side inside one
+throw-away container of the image, without devices) is
 evaluated by the image-scope checks, and the report is stored in the image at
 /etc/ascend-env/validation.json with its digest as a label. A failed validation leaves the
 image untagged (reachable only by id, for inspection) and fails the command.
@@ -9,12 +10,9 @@ image untagged (reachable only by id, for inspection) and fails the command.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import shlex
 import tempfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -148,12 +146,17 @@ class BuildRequest:
     on_line: Callable[[str], None] = field(default=lambda line: None)
 
 
-def _inline(module_source: bytes, args: list[str]) -> list[str]:
-    """A command running a stdlib script in the image without copying a file there."""
-    blob = base64.b64encode(zlib.compress(module_source, 9)).decode()
-    code = f'import base64,zlib;exec(zlib.decompress(base64.b64decode("{blob}")))'
-    return ["sh", "-c", f"exec python3 -c {shlex.quote(code)} "
-            + " ".join(shlex.quote(a) for a in args)]
+def image_probe_command(args: list[str]) -> list[str]:
+    """`python3 -c SOURCE ARGS`: image_probe.py's own text runs, readable in ps and audit logs.
+
+    Nothing is copied into the image and nothing is encoded: what runs is the source file.
+    """
+    return ["python3", "-c", image_probe_source(), *args]
+
+
+def image_probe_source() -> str:
+    """image_probe.py's source, exactly as it is in this package."""
+    return Path(image_probe.__file__).read_text(encoding="utf-8")
 
 
 def _json_output(what: str, rc: int, out: str, err: str) -> dict[str, Any]:
@@ -190,8 +193,7 @@ def _probe_image(builder: Builder, image: str, spec: EnvSpec | None
     image_args = ["--install-path", install_path, "--python", python]
     host_probe = ["sh", "-c", remote_command(ProbeOptions(install_path=install_path,
                                                           venv=venv))]
-    source = Path(image_probe.__file__).read_bytes()
-    image_run, host_run = builder.run(image, [_inline(source, image_args), host_probe])
+    image_run, host_run = builder.run(image, [image_probe_command(image_args), host_probe])
     document = _json_output("image_probe.py", image_run.rc, image_run.out, image_run.err)
     found = image_facts(document)
     if spec is None and found.stored_spec is not None:

@@ -140,16 +140,18 @@ def parse_steps(log: str) -> list[Step]:
 
 
 def in_one_shell(commands: list[list[str]]) -> list[str]:
-    """One `sh -c` running COMMANDS in turn and printing each one's status and output framed.
+    """One `sh -c` running COMMANDS side by side and printing each one's status and output framed.
 
     Starting a container process costs more than any of the probes it runs: one start, not
-    one per command. `split_framed` takes the output apart again.
+    one per command; and the commands are independent, so none waits for another.
+    `split_framed` takes the output apart again.
     """
     lines = ['d=/tmp/ascend-env-run.$$ && mkdir -p "$d" || exit 125']  # no mktemp needed
     for number, command in enumerate(commands):
-        lines.append(f'{shlex.join(command)} >"$d/{number}.out" 2>"$d/{number}.err"; '
-                     f'echo $? >"$d/{number}.rc"')
+        lines.append(f'{{ {shlex.join(command)} >"$d/{number}.out" 2>"$d/{number}.err"; '
+                     f'echo $? >"$d/{number}.rc"; }} &')
     numbers = " ".join(str(n) for n in range(len(commands)))
+    lines.append("wait")
     lines.append(f'for n in {numbers}; do for part in rc out err; do '
                  f'printf "\\n{FRAME} %s %s\\n" "$n" "$part"; cat "$d/$n.$part"; done; done; '
                  'rm -rf "$d"')
