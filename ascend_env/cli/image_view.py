@@ -27,7 +27,9 @@ def render_image(result: ImageResult, *, as_json: bool) -> None:
     if result.cache is not None and result.build_seconds is not None:
         stages = ", ".join(f"{stage} {cached}/{steps}"
                            for stage, (steps, cached) in result.cache.by_stage.items())
-        console.print(f"built with {result.builder} in {result.build_seconds:.1f} s; "
+        # The storage driver tells why a rebuild was fast or slow (vfs copies whole layers).
+        storage = f" on {result.storage.driver} storage" if result.storage else ""
+        console.print(f"built with {result.builder}{storage} in {result.build_seconds:.1f} s; "
                       f"layers from cache: {stages}")
     if result.validated and result.tag:
         console.print(f"[green]validated[/green] {result.tag} ({result.image_id})  "

@@ -61,7 +61,7 @@ def import_base(buildah: list[str], tag: str) -> str:
     """Commit the simulated hosts' cached Debian root as image TAG in BUILDAH's storage.
 
     BUILDAH is the builder's command line with its storage options, so the base lands in the
-    store the builds read (tests/sim/image.py always uses vfs).
+    store the builds read (`python -m tests.sim base-image` passes the detected one).
     """
     from tests.sim import rootfs  # noqa: PLC0415  (needs debootstrap; only when building)
     from tests.sim.layout import cache_dir  # noqa: PLC0415

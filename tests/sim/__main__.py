@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,9 +55,27 @@ def _parser() -> argparse.ArgumentParser:
                       "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
 
-    bi = sub.add_parser("base-image", help="import the cached Debian root into buildah")
+    bi = sub.add_parser("base-image", help="import the cached Debian root into buildah, on "
+                        "the storage ascend-env detects (as the image tests do)")
     bi.add_argument("--tag", required=True)
     return p
+
+
+def _base_image(tag: str) -> int:
+    """Commit the cached base root as image TAG in the store `ascend-env image build` uses."""
+    if shutil.which("buildah") is None:
+        raise SimError("buildah is not installed: apt-get install -y buildah")
+    from ascend_env.image.builders import Buildah  # noqa: PLC0415
+    from tests.image.stack import import_base  # noqa: PLC0415
+
+    try:
+        print(import_base(Buildah().base, tag))
+    except subprocess.CalledProcessError as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) \
+            else exc.stderr or ""
+        raise SimError(f"`{' '.join(map(str, exc.cmd))[:200]}` failed: {err.strip()[-500:]}"
+                       ) from exc
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,10 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
         return 0
     if args.cmd == "base-image":
-        from tests.sim import image  # noqa: PLC0415
-
-        print(image.import_base(args.tag))
-        return 0
+        return _base_image(args.tag)
     raise SimError(f"unknown command {args.cmd}")
 
 
