@@ -34,6 +34,32 @@ def test_installed(facts: Facts, driver: DriverFacts, spec: EnvSpec | None) -> N
     observe(f"CANN {facts.cann.version_raw} ({facts.cann.layout} layout) in {facts.cann.home}")
 
 
+def test_linked(cann: CannFacts) -> None:
+    """cann.linked: the toolkit is reached through its layout's `cann` or `latest` link."""
+    link = (f"{cann.install_path}/cann" if cann.layout == "new"
+            else f"{cann.install_path}/ascend-toolkit/latest")
+    # The paths jobs use go through the link: 8.5+ documents <install>/cann/set_env.sh, the
+    # older ascend-toolkit/set_env.sh sets ASCEND_HOME_PATH=<install>/ascend-toolkit/latest
+    # (ascend-facts §2.1, §2.2).
+    uses = (f"source {link}/set_env.sh (8.5+'s environment script) or use {link}"
+            if cann.layout == "new" else
+            f"source {cann.install_path}/ascend-toolkit/set_env.sh (ASCEND_HOME_PATH={link})")
+    why = (f"jobs that {uses} find no CANN there (libascendcl.so: cannot open shared object "
+           "file)")
+    if cann.linked is None:
+        warn(message=f"cannot tell whether {link} leads to CANN {cann.version_raw}",
+             observed=f"CANN {cann.version_raw} in {cann.home}; the capture does not show {link}",
+             expected=f"{link} -> {cann.home}", why=why, manual=f"ls -ld {link}")
+    assert cann.linked, failure(
+        message=f"CANN {cann.version_raw} in {cann.home} has no {link} link: its install "
+                "stopped before the end",
+        observed=f"CANN {cann.version_raw} in {cann.home}; {link} missing, broken or leading "
+                 "to no toolkit",
+        expected=f"{link} -> {cann.home} (the toolkit's installer makes it last)", why=why,
+        manual="re-run the toolkit install, which makes the link: " + INSTALL_CANN)
+    observe(f"{link} -> {cann.home}")
+
+
 def test_version(cann: CannFacts, with_spec: EnvSpec) -> None:
     """cann.version: the installed CANN is the spec's release."""
     wanted = with_spec.cann.version

@@ -191,7 +191,25 @@ def _cann_at(r: CaptureReader, base: str, arch: str | None) -> CannFacts | None:
             components={k: v[-1].version for k, v in cfg.installed.items() if v},
             kernel_socs=list(r.capture.listings.get(
                 f"{logical}/opp/built-in/op_impl/ai_core/tbe/kernel", [])),
-            set_env=set_env)
+            set_env=set_env, linked=_linked(r, base, layout, logical))
+    return None
+
+
+def _linked(r: CaptureReader, base: str, layout: Literal["old", "new"], logical: str
+            ) -> bool | None:
+    """Whether the toolkit read from `logical` is reached through its layout's link, which
+    the installer makes last (ascend-facts §1.1, §2); None when the capture did not look."""
+    link = f"{base}/cann" if layout == "new" else f"{base}/ascend-toolkit/latest"
+    if logical == link:
+        return True
+    # Read elsewhere: the link is missing, broken or leads to no toolkit, if the probe saw it.
+    info = r.capture.paths.get(link)
+    if info is not None and info.type != "unknown":
+        return False
+    parent, name = posixpath.split(link)
+    listing = r.capture.listings.get(parent)
+    if listing is not None and name not in listing:
+        return False
     return None
 
 

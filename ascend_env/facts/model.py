@@ -203,6 +203,9 @@ class CannFacts:
     # opp/.../tbe/kernel/<soc> folders (ops/kernels)
     kernel_socs: list[str] = field(default_factory=list)
     set_env: str | None = None  # the documented set_env.sh, if present
+    # Reached through its layout's link (`cann` from 8.5, else `ascend-toolkit/latest`),
+    # which set_env.sh's paths go through; None when the capture does not say.
+    linked: bool | None = None
 
 
 @dataclass(kw_only=True, slots=True)

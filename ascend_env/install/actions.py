@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ascend_env.core.versions import AscendVersion, try_parse
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture
-from ascend_env.facts.model import CannFacts, Facts
+from ascend_env.facts.model import Facts
 
 HdkAction = Literal["none", "full", "upgrade"]
 CannAction = Literal["none", "install", "upgrade"]
@@ -57,11 +57,11 @@ def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> 
         "pci": [{"address": card.address, "device": card.device, "class": card.class_code}
                 for card in facts.pci],
         "user_exists": account is not None and group_known,
-        "installed": _installed(facts, capture, install_path.rstrip("/") or "/"),
+        "installed": _installed(facts, install_path.rstrip("/") or "/"),
     }
 
 
-def _installed(facts: Facts, capture: Capture, install_path: str) -> dict[str, Any]:
+def _installed(facts: Facts, install_path: str) -> dict[str, Any]:
     cann = facts.cann
     # CANN elsewhere (a user's ~/Ascend) is not the spec's; ops and NNAL need the toolkit in
     # their own path (CANN-850).
@@ -74,21 +74,11 @@ def _installed(facts: Facts, capture: Capture, install_path: str) -> dict[str, A
         "firmware": facts.firmware.version_raw if facts.firmware else None,
         "toolkit": here.version_raw if here else None,
         "toolkit_home": here.home if here else None,
-        "toolkit_linked": _linked(capture, here) if here else False,
+        "toolkit_linked": here.linked if here else None,
         "ops": ops.version if ops else None,
         "nnal": nnal.version if nnal else None,
         "cann_elsewhere": cann.install_path if cann is not None and here is None else None,
     }
-
-
-def _linked(capture: Capture, cann: CannFacts) -> bool:
-    """The toolkit is reached through `cann` or `ascend-toolkit/latest`, which its installer
-    makes last: without either, the facts read the newest version folder of a stopped install."""
-    for link in (f"{cann.install_path}/cann", f"{cann.install_path}/ascend-toolkit/latest"):
-        info = capture.paths.get(link)
-        if info is not None and info.exists and not info.broken:
-            return True
-    return False
 
 
 def _version(value: object) -> AscendVersion | None:
@@ -159,11 +149,15 @@ def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False)
 def _decide_cann(installed: dict[str, Any], cann: AscendVersion, wanted: set[str], force: bool,
                  actions: Actions) -> None:
     toolkit_now = _version(installed.get("toolkit"))
-    if toolkit_now is not None and not installed.get("toolkit_linked", True):
+    linked = installed.get("toolkit_linked", True)
+    # Its installer makes the link last, so a toolkit not known to be linked is installed again.
+    if toolkit_now is not None and not linked:
+        where = f"CANN toolkit {toolkit_now.raw} in {installed.get('toolkit_home')}"
         actions.notes.append(
-            f"CANN toolkit {toolkit_now.raw} in {installed.get('toolkit_home')} has no `cann` "
-            "or `ascend-toolkit/latest` link (its install stopped before the end); "
-            "reinstalling")
+            f"{where} has no `cann` or `ascend-toolkit/latest` link (its install stopped "
+            "before the end); reinstalling" if linked is False else
+            f"the capture does not say whether {where} has its `cann` or "
+            "`ascend-toolkit/latest` link; reinstalling")
         toolkit_now = None
     if "toolkit" in wanted:
         if toolkit_now is None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from ascend_env.facts.capture import (
     PathInfo,
     ProbeError,
     ProcessInfo,
+    parse_capture,
 )
 from ascend_env.remote import probe
 
@@ -221,3 +225,40 @@ def host_garbage() -> Capture:
 # The hosts whose facts JSON tests/facts/golden/ holds.
 GOLDEN_HOSTS: dict[str, Callable[[], Capture]] = {
     "host-910b": host_910b, "host-310p": host_310p, "empty": Capture, "garbage": host_garbage}
+
+
+# CANN toolkit trees for the probe: (release, the folder it installs, its layout's link).
+CANN_TREES = {"old": ("8.1.RC1", "ascend-toolkit/8.1.RC1", "ascend-toolkit/latest"),
+              "new": ("8.5.0", "cann-8.5.0", "cann")}
+
+
+def cann_tree(root: Path, layout: str, links: tuple[str, ...]) -> str:
+    """A CANN toolkit of `layout` under root/usr/local/Ascend with only the `links` named
+    (`cann`, `ascend-toolkit/latest`; `links=()` is an install stopped before it made them);
+    the toolkit's folder as the host sees it."""
+    version, folder, _ = CANN_TREES[layout]
+    base = root / BASE.lstrip("/")
+    arch = os.uname().machine
+    name = "toolkit-8.5.0-new-layout" if layout == "new" else "toolkit-8.1.RC1-aarch64"
+    files = {f"{folder}/{arch}-linux/ascend_toolkit_install.info":
+             sample("install_info", name).replace("aarch64", arch),
+             f"{folder}/version.cfg": f"toolkit_installed_version=[7.8.0.1.212:{version}]\n",
+             "ascend-toolkit/set_env.sh": "export ASCEND_HOME_PATH=/usr/local/Ascend/"
+                                          "ascend-toolkit/latest\n"}
+    if layout == "new":
+        files[f"{folder}/set_env.sh"] = "export ASCEND_HOME_PATH=/usr/local/Ascend/cann\n"
+    for path, text in files.items():
+        (base / path).parent.mkdir(parents=True, exist_ok=True)
+        (base / path).write_text(text)
+    for link in links:
+        (base / link).symlink_to(os.path.relpath(base / folder, (base / link).parent))
+    return f"{BASE}/{folder}"
+
+
+def probe_tree(root: Path) -> Capture:
+    """What the probe records of the tree under `root` (no commands run)."""
+    done = subprocess.run([sys.executable, probe.__file__, "--root", str(root),
+                           "--no-commands"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return parse_capture(done.stdout, where=f"probe of {root}")

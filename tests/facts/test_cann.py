@@ -1,6 +1,10 @@
-"""CANN: the 8.5+ layout, and an install without its `latest` link."""
+"""CANN: the 8.5+ layout, and an install without its `cann` / `latest` link."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import (
@@ -8,7 +12,7 @@ from ascend_env.facts.capture import (
     PathInfo,
 )
 from ascend_env.remote import probe
-from tests.facts.captures import BASE, ok, sample
+from tests.facts.captures import BASE, CANN_TREES, cann_tree, ok, probe_tree, sample
 
 
 def test_new_layout_cann() -> None:
@@ -29,6 +33,7 @@ def test_new_layout_cann() -> None:
     assert cann.packages["ops"].version == "8.5.0"
     assert cann.installed_versions == ["8.5.0"]
     assert cann.set_env == f"{BASE}/cann/set_env.sh"
+    assert cann.linked is True
 
 
 def test_cann_without_latest_link_reads_the_newest_folder() -> None:
@@ -41,3 +46,48 @@ def test_cann_without_latest_link_reads_the_newest_folder() -> None:
     assert facts.cann is not None and str(facts.cann.version) == "8.1.RC1"
     assert facts.cann.installed_versions == ["8.0.0", "8.1.RC1"]
     assert any("no ascend-toolkit/latest" in n for n in facts.notes)
+    # The listing of ascend-toolkit/ shows no `latest`.
+    assert facts.cann.linked is False
+
+
+@pytest.mark.parametrize(("layout", "links", "linked"), [
+    ("old", ("ascend-toolkit/latest",), True),
+    ("old", (), False),
+    ("new", ("cann", "ascend-toolkit/latest"), True),
+    ("new", ("cann",), True),
+    ("new", (), False),
+    # 8.5+ keeps `latest` for old scripts, but its own set_env.sh is under `cann`.
+    ("new", ("ascend-toolkit/latest",), False),
+], ids=["old-linked", "old-unlinked", "new-linked", "new-cann-only", "new-unlinked",
+        "new-latest-only"])
+def test_linked_as_the_probe_records_it(tmp_path: Path, layout: str, links: tuple[str, ...],
+                                        linked: bool) -> None:
+    home = cann_tree(tmp_path, layout, links)
+    cann = facts_from_capture(probe_tree(tmp_path)).cann
+    assert cann is not None
+    assert (cann.version_raw, cann.layout, cann.home) == (CANN_TREES[layout][0], layout, home)
+    assert cann.linked is linked
+
+
+def test_a_broken_link_is_no_link(tmp_path: Path) -> None:
+    cann_tree(tmp_path, "old", ("ascend-toolkit/latest",))
+    link = tmp_path / BASE.lstrip("/") / "ascend-toolkit/latest"
+    link.unlink()
+    link.symlink_to("8.0.0")  # a version since removed
+    cann = facts_from_capture(probe_tree(tmp_path)).cann
+    assert cann is not None and cann.home == f"{BASE}/ascend-toolkit/8.1.RC1"
+    assert cann.linked is False
+
+
+def test_linked_is_unknown_when_the_capture_did_not_look() -> None:
+    info = sample("install_info", "toolkit-8.1.RC1-aarch64")
+    files = {f"{BASE}/ascend-toolkit/8.1.RC1/aarch64-linux/ascend_toolkit_install.info": info}
+    # The listing names `latest` but not where it leads, and no toolkit was read through it.
+    listings = {f"{BASE}/ascend-toolkit": ["8.1.RC1", "latest", "set_env.sh"]}
+    unseen = Capture(options={"install_paths": [BASE]}, files=files, listings=listings)
+    unreadable = Capture(options={"install_paths": [BASE]}, files=files, listings=listings,
+                         paths={f"{BASE}/ascend-toolkit/latest": PathInfo(type="unknown")})
+    for capture in (unseen, unreadable):
+        cann = facts_from_capture(capture).cann
+        assert cann is not None and cann.version_raw == "8.1.RC1"
+        assert cann.linked is None

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.doctor.report import FleetReport
+from ascend_env.doctor.report import CheckResult, FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
@@ -108,6 +108,14 @@ def installed_versions(fleet: SimFleet, host: str) -> dict[str, str]:
         info[name] = next((line.split("=", 1)[1] for line in text.splitlines()
                            if line.startswith("Version=")), "")
     return info
+
+
+def cann_checks(fleet: SimFleet) -> dict[str, CheckResult]:
+    """The doctor's `cann` checks on the fleet's first host, by id."""
+    document = doctor(DoctorOptions(spec=spec_for("8.5.0"), inventory=fleet.inventory,
+                                    only=("cann",)))
+    report = document.hosts[0] if isinstance(document, FleetReport) else document
+    return {check.id: check for check in report.checks}
 
 
 @pytest.fixture
@@ -289,7 +297,8 @@ def test_a_toolkit_left_without_its_links_reads_alike_in_doctor_and_install(
         tmp_path: Path) -> None:
     """A CANN install stopped before the toolkit's `cann`/`latest` links: the doctor and
     install's preflight (over ssh, the same probe) both read CANN 8.5.0 in the same folder,
-    and install puts the toolkit back rather than skipping it."""
+    the doctor flags the missing link, and install puts the toolkit back rather than
+    skipping it, after which the doctor passes."""
     repo, plans = sim_repo
     fleet = sim_private_fleet(hosts=1, state="provisioned")
     prepare(fleet)
@@ -301,12 +310,13 @@ def test_a_toolkit_left_without_its_links_reads_alike_in_doctor_and_install(
     home = "/" + str(links[0].resolve().relative_to(root))
     for link in links:
         link.unlink()
-    document = doctor(DoctorOptions(spec=spec_for("8.5.0"), inventory=fleet.inventory,
-                                    only=("cann",)))
-    report = document.hosts[0] if isinstance(document, FleetReport) else document
-    checks = {check.id: check for check in report.checks}
+    checks = cann_checks(fleet)
     assert checks["cann.version"].status == "pass", checks["cann.version"]
     assert f"CANN 8.5.0 (new layout) in {home}" in (checks["cann.installed"].observed or "")
+    # set_env.sh is still there; the link it relies on is not.
+    assert checks["cann.set-env"].status == "pass", checks["cann.set-env"]
+    assert checks["cann.linked"].status == "fail", checks["cann.linked"]
+    assert f"{home} has no /usr/local/Ascend/cann link" in checks["cann.linked"].message
     before = tree_digest(root)
     checked = run(fleet, repo, plans["8.5.0"], "8.5.0", tmp_path, check=True)
     assert not [h for h in checked.hosts if h.status in ("failed", "unreachable")], checked
@@ -320,3 +330,6 @@ def test_a_toolkit_left_without_its_links_reads_alike_in_doctor_and_install(
     assert fixed.succeeded, fixed
     assert fixed.hosts[0].doctor is not None and fixed.hosts[0].doctor["failed"] == []
     assert all(link.is_symlink() and link.exists() for link in links)
+    linked = cann_checks(fleet)["cann.linked"]
+    assert linked.status == "pass", linked
+    assert linked.observed == f"/usr/local/Ascend/cann -> {home}"
