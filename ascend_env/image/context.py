@@ -9,6 +9,7 @@ repository when possible), `wheels/` (pip's own wheel and the framework wheels) 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -178,6 +179,7 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
     env.filters["dq"] = _dq
+    env.filters["sha256"] = lambda text: hashlib.sha256(str(text).encode()).hexdigest()
     return env
 
 

@@ -159,7 +159,7 @@ def test_torch_npu_change_rebuilds_only_the_framework_layers(good_image: ImageRe
     assert cache.by_stage["cann"][1] == cache.by_stage["cann"][0], why
     assert cache.by_stage["base"][1] == cache.by_stage["base"][0], why
     assert cache.by_stage["pip"][1] == cache.by_stage["pip"][0] == 1, why
-    assert not [r for r in rebuilt if "COPY --from=cann" in r or r.startswith("cann:")], why
+    assert not [r for r in rebuilt if "from=cann" in r or r.startswith("cann:")], why
     # ... and of the final stage's framework RUNs only torch_npu's reruns (the dependencies'
     # and torch's are cached), then the two steps after it: the user and the labels.
     framework_runs = [r for r in rebuilt if "--mount=type=bind,source=wheels" in r]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -93,7 +94,7 @@ def test_layer_order_keeps_cann_before_frameworks() -> None:
     final = text.split("\nFROM base\n", 1)[1]
     # The frameworks install in the final stage's last layers, after CANN's trees and the
     # config that does not depend on them; they run as root, the image as its user.
-    order = [final.index(m) for m in ("COPY --from=cann /usr/local/Ascend", "ENV ASCEND_",
+    order = [final.index(m) for m in ("from=cann,source=/usr/local/Ascend", "ENV ASCEND_",
                                       "HEALTHCHECK", "ENTRYPOINT", "COPY --from=pip",
                                       '"torch==', '"torch_npu==', "\nUSER ", "LABEL ")]
     assert order == sorted(order)
@@ -140,7 +141,10 @@ def test_installers_are_bind_mounted_checked_and_driver_record_removed() -> None
     assert cann_stage.index("source /usr/local/Ascend/cann/set_env.sh") < \
         cann_stage.index("sh /tmp/ascend-installers/Ascend-cann-nnal")
     final = text.split("\nFROM base\n", 1)[1]
-    assert "COPY --from=cann /usr/local/Ascend " in final and "driver" not in \
+    # The final stage takes CANN's tree (mounted from the stage) and /etc/Ascend, no driver.
+    assert "--mount=type=bind,from=cann,source=/usr/local/Ascend," in final
+    assert "cp -a /tmp/ascend-cann/. /usr/local/Ascend/" in final
+    assert "COPY --from=cann /etc/Ascend /etc/Ascend" in final and "driver" not in \
         final.split("ENV ", 1)[0].replace("NPU driver", "")
 
 
@@ -366,3 +370,22 @@ def test_env_differences_compare_resolved_entries() -> None:
 def test_cann_env_matches_the_layout() -> None:
     s = spec("9.0.0")
     assert cann_env(s).as_dict()["ASCEND_TOOLKIT_HOME"] == cann_layout(s).home
+
+
+def cann_copy(text: str) -> str:
+    return next(line for line in text.splitlines() if line.lstrip().startswith(': "cann stage'))
+
+
+def test_the_cann_tree_copy_is_keyed_by_the_cann_stage() -> None:
+    # A mount's content does not key the cache: the digest of the stage's text in the copying
+    # RUN does. Another set of installers changes it; a framework or file change does not.
+    torch = ("2.10.0", "2.10.0.post2")
+    text = render(spec("9.0.0", torch=torch))
+    stage = text.split("\nFROM base AS cann\n", 1)[1].split("\n\nFROM ", 1)[0]
+    digest = hashlib.sha256(f"FROM base AS cann\n{stage}".encode()).hexdigest()
+    assert cann_copy(text) == f'    : "cann stage sha256:{digest}" \\'
+    assert cann_copy(render(spec("9.0.0", torch=("2.10.0", "2.10.0")))) == cann_copy(text)
+    assert cann_copy(render(spec("9.0.0", torch=torch), file_digest="3" * 64)) == \
+        cann_copy(text)
+    assert cann_copy(render(spec("9.0.0", torch=torch, packages=("toolkit", "ops")))) != \
+        cann_copy(text)
