@@ -196,7 +196,7 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
     layout = cann_layout(spec)
     pins = framework_pins(spec)
     if pins and pip_wheel is None:
-        raise RenderError("the framework stage needs pip's wheel (pip-*.whl) in the "
+        raise RenderError("the pip stage needs pip's wheel (pip-*.whl) in the "
                           "repository or in /usr/share/python-wheels")
     return _environment().get_template("Containerfile.j2").render(
         tool_version=__version__, spec_name=spec.name, spec_digest=spec.digest(),
