@@ -1,4 +1,5 @@
-"""Find the files ascend-env ships: data tables, playbooks, checks, container templates.
+"""Find the files ascend-env ships: data tables, playbooks, checks, container templates, and
+the programs of ascend_env/remote that targets run.
 
 In a source checkout `playbooks/`, `checks/` and `containers/` sit beside the package; an
 installed wheel carries them in `ascend_env/_shipped/` (pyproject's force-include).
@@ -46,3 +47,12 @@ def shipped_dir(name: Shipped) -> Path:
         f"ascend-env is missing its {name}/ directory (looked in {_PACKAGE_DIR / '_shipped'} "
         f"and {_PACKAGE_DIR.parent}); reinstall the package"
     )
+
+
+def remote_source(name: str) -> str:
+    """The source of one of ascend_env/remote's programs (`probe`, `image_probe`...), exactly
+    as a target runs it: plain text, for `python3 -c` on a host or in an image."""
+    program = resources.files("ascend_env.remote").joinpath(f"{name}.py")
+    if not name.isidentifier() or name == "__init__" or not program.is_file():
+        raise ValueError(f"no remote program {name!r} in ascend_env/remote")
+    return program.read_text(encoding="utf-8")

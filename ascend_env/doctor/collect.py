@@ -9,7 +9,6 @@ exception: the other hosts of a fleet are unaffected.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import shlex
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ascend_env.core.errors import UsageError
+from ascend_env.core.resources import remote_source
 from ascend_env.doctor.inventory import read_inventory
 from ascend_env.remote import probe
 
@@ -123,18 +123,12 @@ def _named(capture: Capture, name: str) -> Capture:
 MAX_ARGUMENT = 128 * 1024
 
 
-@functools.cache
-def probe_source() -> str:
-    """The probe's source, exactly as it is in this package: what a target runs."""
-    return Path(probe.__file__).read_text(encoding="utf-8")
-
-
 def remote_command(options: ProbeOptions) -> str:
     """One shell line that runs the probe on a target: no file is copied there.
 
     The source travels as `python3 -c`'s argument, not on stdin: testinfra's Host.run gives
     a command no stdin on any transport. It stays plain text, visible in ps and audit logs."""
-    code = shlex.quote(probe_source())
+    code = shlex.quote(remote_source("probe"))
     args = " ".join(shlex.quote(a) for a in _probe_args(options, options.python))
     if options.python or not options.venv:
         return f"exec python3 -c {code} {args}"

@@ -111,35 +111,41 @@ def read_install_record(r: CaptureReader) -> AscendInstallRecord | None:
     return parse_ascend_install_info(text) if text is not None else None
 
 
+def _version_info(r: CaptureReader, component: str, recorded: str | None
+                  ) -> tuple[str, VersionInfo] | None:
+    """The first <base>/<component>/version.info under the record's path or an install path."""
+    for base in unique_paths([recorded, *install_paths(r)]):
+        text = r.file(f"{base}/{component}/version.info")
+        if text is not None:
+            return base, parse_version_info(text)
+    return None
+
+
 def read_driver(r: CaptureReader, record: AscendInstallRecord) -> DriverFacts | None:
     """The first driver/version.info under the record's path or an install path."""
-    for base in unique_paths([record.driver_install_path, *install_paths(r)]):
-        text = r.file(f"{base}/driver/version.info")
-        if text is None:
-            continue
-        info = parse_version_info(text)
-        return DriverFacts(
-            version=r.version(info.version, f"{base}/driver/version.info Version"),
-            version_raw=info.version, package_version=info.package_version,
-            inner_version=info.inner_version, install_path=base,
-            complete=r.exists(f"{base}/driver/tools/upgrade-tool"),
-            compatible_firmware=info.compatible_firmware,
-            compatible_cann=info.compatible_version)
-    return None
+    found = _version_info(r, "driver", record.driver_install_path)
+    if found is None:
+        return None
+    base, info = found
+    return DriverFacts(
+        version=r.version(info.version, f"{base}/driver/version.info Version"),
+        version_raw=info.version, package_version=info.package_version,
+        inner_version=info.inner_version, install_path=base,
+        complete=r.exists(f"{base}/driver/tools/upgrade-tool"),
+        compatible_firmware=info.compatible_firmware,
+        compatible_cann=info.compatible_version)
 
 
 def read_firmware(r: CaptureReader, record: AscendInstallRecord) -> FirmwareFacts | None:
     """The first firmware/version.info under the record's path or an install path."""
-    for base in unique_paths([record.firmware_install_path, *install_paths(r)]):
-        text = r.file(f"{base}/firmware/version.info")
-        if text is None:
-            continue
-        info = parse_version_info(text)
-        return FirmwareFacts(
-            version=r.version(info.version, f"{base}/firmware/version.info Version"),
-            version_raw=info.version, package_version=info.package_version,
-            install_path=base, compatible_driver=info.compatible_driver)
-    return None
+    found = _version_info(r, "firmware", record.firmware_install_path)
+    if found is None:
+        return None
+    base, info = found
+    return FirmwareFacts(
+        version=r.version(info.version, f"{base}/firmware/version.info Version"),
+        version_raw=info.version, package_version=info.package_version,
+        install_path=base, compatible_driver=info.compatible_driver)
 
 
 # Parsers by the folder name of their samples under tests/data/.

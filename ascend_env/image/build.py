@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT, AscendEnvError
+from ascend_env.core.resources import remote_source
 from ascend_env.doctor.collect import ProbeOptions, remote_command
 from ascend_env.doctor.report import Report, SpecRef
 from ascend_env.doctor.run import now_iso
@@ -41,7 +42,6 @@ from ascend_env.image.context import (
 from ascend_env.image.inspection import ImageContext, ImageFacts, ImageScope, image_facts
 from ascend_env.image.runargs import HostView
 from ascend_env.install.wheelhouse import framework_pins
-from ascend_env.remote import image_probe
 from ascend_env.spec.catalogue import Catalogue
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import resolve
@@ -151,12 +151,7 @@ def image_probe_command(args: list[str]) -> list[str]:
 
     Nothing is copied into the image and nothing is encoded: what runs is the source file.
     """
-    return ["python3", "-c", image_probe_source(), *args]
-
-
-def image_probe_source() -> str:
-    """image_probe.py's source, exactly as it is in this package."""
-    return Path(image_probe.__file__).read_text(encoding="utf-8")
+    return ["python3", "-c", remote_source("image_probe"), *args]
 
 
 def _json_output(what: str, rc: int, out: str, err: str) -> dict[str, Any]:

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
+from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import parse_capture
 from ascend_env.install.actions import decide, read_host
 from ascend_env.install.wheelhouse import drift
 
-# The programs of ascend_env/remote that a playbook may send to a host.
-REMOTE_PROGRAMS = ("probe",)
-
 
 def ascend_remote_source(name: str) -> str:
-    """The source of one of ascend_env/remote's programs, for `python3 -c` on a host: the same
-    file the doctor runs, from the installed package."""
-    if name not in REMOTE_PROGRAMS:
-        raise ValueError(f"no remote program {name!r}; known: {', '.join(REMOTE_PROGRAMS)}")
-    return resources.files("ascend_env.remote").joinpath(f"{name}.py").read_text(
-        encoding="utf-8")
+    """The source of one of ascend_env/remote's programs, for `python3 -c` on a host: what the
+    doctor sends too (ascend_env.core.resources.remote_source)."""
+    return remote_source(str(name))
 
 
 def ascend_host(capture: str | dict[str, Any], install_path: str, user: str, group: str

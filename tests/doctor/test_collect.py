@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from ascend_env.core.resources import remote_source
 from ascend_env.doctor.collect import (
     MAX_ARGUMENT,
     ProbeOptions,
     capture_local,
     control_path,
-    probe_source,
     remote_command,
     resolve_hosts,
 )
@@ -79,7 +79,7 @@ def test_no_control_path_where_the_socket_name_would_not_fit(short_tmp: Path) ->
 def test_what_collect_sends_is_the_probes_source_text() -> None:
     """Plain source an operator can read on the target, not bytecode or an encoded blob."""
     source = Path(probe.__file__).read_text(encoding="utf-8")
-    assert probe_source() == source
+    assert remote_source("probe") == source
     options = ProbeOptions(install_path="/opt/Ascend", users=("alice",), timeout_s=5)
     words = shlex.split(remote_command(options))
     assert words[:4] == ["exec", "python3", "-c", source]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.doctor.collect import MAX_ARGUMENT, probe_source
+from ascend_env.core.resources import remote_source
+from ascend_env.doctor.collect import MAX_ARGUMENT
 from ascend_env.image import build
 from ascend_env.image.builders import Completed, in_one_shell
 from ascend_env.remote import image_probe
@@ -40,7 +41,7 @@ def test_validation_runs_the_probes_source_as_it_is() -> None:
     assert image_run[3:] == ["--install-path", "/usr/local/Ascend",
                              "--python", "/opt/ascend-env/venv/bin/python"]
     # The host probe as the doctor ships it: its source, quoted for the shell line.
-    assert host_run[:2] == ["sh", "-c"] and shlex.quote(probe_source()) in host_run[2]
+    assert host_run[:2] == ["sh", "-c"] and shlex.quote(remote_source("probe")) in host_run[2]
     # Both travel in the one `sh -c` argument, which Linux bounds.
     assert len(in_one_shell(builder.commands)[2].encode()) < MAX_ARGUMENT
 
