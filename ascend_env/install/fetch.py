@@ -1,51 +1,58 @@
 """`ascend-env fetch`: a local repository of verified vendor files for one plan.
 
 A file enters the repository only after its sha256 matched, by an atomic rename; downloads
-resume from a partial file with an HTTP Range request; zips are unpacked beside themselves only
-when no member could escape its folder. The repository is flat: `<dest>/<file>`, unpacked zips
-in `<dest>/<zip name without .zip>/`, partial downloads in `<dest>/.partial/` (never read as
-repository content), and `<dest>/repo.json` listing what was verified.
+resume from a partial file with an HTTP Range request (install/http.py); zips are unpacked
+beside themselves, all or nothing, only when no member is refused (install/archive.py), and
+every unpacked member's sha256 is recorded so that install can check the installer it ships.
+The repository is flat: `<dest>/<file>`, unpacked zips in `<dest>/<zip name without .zip>/`,
+partial downloads in `<dest>/.partial/` (never read as repository content), and
+`<dest>/repo.json` listing what was verified (install/repo_folder.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import http.client
-import json
-import os
 import shutil
-import stat
-import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
-import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ascend_env.core.errors import AscendEnvError
+from ascend_env.core.urls import URLError, check_url
+from ascend_env.install.archive import ArchiveError, Member, matches, unpack
+from ascend_env.install.http import FetchError, Interrupted, download_once
+from ascend_env.install.repo_folder import (
+    MANIFEST,
+    REPO_SCHEMA,
+    RepoFolderError,
+    ensure_dest,
+    kind_of,
+    partial_dir,
+    read_manifest,
+    sha256_of,
+    staging_file,
+    write_manifest,
+)
 from ascend_env.install.wheelhouse import DownloadError, Target, python_stack, requirements_for
 from ascend_env.install.wheelhouse import download as download_wheels
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
-REPO_SCHEMA = "ascend-env/repo/v1"
-MANIFEST = "repo.json"
-CHUNK = 1 << 20
+__all__ = ["MANIFEST", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
+
 ATTEMPTS = 3
 
 FileStatus = Literal["present", "downloaded", "imported", "failed", "missing"]
 
 
-class FetchError(AscendEnvError):
-    """One vendor file could not be put into the repository."""
+class MemberDigest(BaseModel):
+    """One regular file unpacked from an archive whose digest had matched."""
 
-    exit_code = 1
+    sha256: str
+    size: int
 
 
 class FetchedFile(BaseModel):
@@ -58,6 +65,9 @@ class FetchedFile(BaseModel):
     size: int | None = None
     message: str = ""
     unpacked: list[str] = Field(default_factory=list)
+    members: dict[str, MemberDigest] = Field(
+        default_factory=dict, description="each unpacked file's sha256 and size, by its path "
+                                          "inside the unpack folder")
 
 
 class PythonWheels(BaseModel):
@@ -110,15 +120,6 @@ class _Job:
     result: FetchedFile = field(init=False)
 
 
-def sha256_of(path: Path) -> str:
-    """The sha256 of a file, streamed."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def mirrored(url: str, mirror: str) -> str:
     """The same path under a site mirror (`https://mirror/CANN/CANN%208.5.0/<file>`)."""
     path = urllib.parse.urlsplit(url).path
@@ -129,7 +130,12 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
           progress: Progress | None = None) -> FetchResult:
     """Bring every file of the plan into `dest`, verified; never raises for one bad file."""
     progress = progress or Progress()
-    dest.mkdir(parents=True, exist_ok=True)
+    if source.mirror is not None:
+        check_url(source.mirror, "--mirror")
+    # The folder's own shape is checked once, before any worker writes through it.
+    ensure_dest(dest)
+    partial_dir(dest)
+    manifest = read_manifest(dest)["files"]
     jobs: dict[str, _Job] = {}
     for item in plan.items:
         # Driver and firmware come in one HDK bundle: download it once.
@@ -140,12 +146,13 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
             url = mirrored(url, source.mirror)
         jobs[item.download] = _Job(item, item.download, url)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(lambda job: _bring(job, dest, source, progress),
+        results = list(pool.map(lambda job: _bring(job, dest, source, progress, manifest),
                                 jobs.values()))
     complete = all(r.status in ("present", "downloaded", "imported") for r in results)
     result = FetchResult(dest=str(dest), spec=plan.spec, digest=plan.digest, complete=complete,
                          files=results)
-    _write_manifest(dest, results)
+    write_manifest(dest, {r.file: _entry(r) for r in results
+                          if r.status in ("present", "downloaded", "imported")})
     return result
 
 
@@ -173,29 +180,52 @@ def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
         "python": python, "complete": result.complete and (python.complete or not download)})
 
 
-def _bring(job: _Job, dest: Path, source: Source, progress: Progress) -> FetchedFile:
+def _bring(job: _Job, dest: Path, source: Source, progress: Progress,
+           manifest: dict[str, Any]) -> FetchedFile:
     item, name = job.item, job.name
     target = dest / name
+    verified: Path | None = None
     try:
-        if target.exists() and _verified(target, item):
+        found = kind_of(target)
+        if found not in (None, "a regular file"):
+            raise FetchError(f"{target} is {found}, not a regular file; remove it and rerun "
+                             "fetch")
+        if found is not None and _verified(target, item):
             status: FileStatus = "present"
+            verified = target
         elif source.from_dir is not None and (source.from_dir / name).is_file():
-            _import(source.from_dir / name, target, item)
+            verified = _import(source.from_dir / name, dest, item)
             status = "imported"
         elif job.url:
-            _download(job.url, target, item, progress)
+            verified = _download(job.url, dest, item, progress)
             status = "downloaded"
         else:
             where = f" or in {source.from_dir}" if source.from_dir else ""
             return FetchedFile(file=name, component=item.component, status="missing",
                                message=f"{name} has no download URL in the catalogue{where}; "
                                        "add it with --catalogue or --from-dir")
-        unpacked = _unpack(target, dest) if name.endswith(".zip") else []
-    except FetchError as error:
+        members = (_unpacked(verified, dest, name, item, manifest.get(name))
+                   if name.endswith(".zip") else {})
+        if verified != target:
+            verified.replace(target)
+    except ArchiveError as error:
+        # A refused archive does not stay in the repository, under its name or half-way.
+        if verified is not None:
+            verified.unlink(missing_ok=True)
+        return FetchedFile(file=name, component=item.component, status="failed",
+                           message=f"{error}; the archive was removed from the repository")
+    except (FetchError, URLError) as error:
         return FetchedFile(file=name, component=item.component, status="failed",
                            message=str(error))
     return FetchedFile(file=name, component=item.component, status=status,
-                       sha256=item.sha256, size=target.stat().st_size, unpacked=unpacked)
+                       sha256=item.sha256, size=target.stat().st_size,
+                       unpacked=sorted(members), members=members)
+
+
+def _entry(result: FetchedFile) -> dict[str, Any]:
+    return {"sha256": result.sha256, "size": result.size, "component": result.component,
+            "unpacked": result.unpacked,
+            "members": {name: member.model_dump() for name, member in result.members.items()}}
 
 
 def _verified(path: Path, item: PlanItem) -> bool:
@@ -214,143 +244,66 @@ def _mismatch(name: str, expected: str, actual: str) -> FetchError:
                       "the file was not added to the repository")
 
 
-def _import(found: Path, target: Path, item: PlanItem) -> None:
+def _import(found: Path, dest: Path, item: PlanItem) -> Path:
+    """A verified copy of `found` in .partial/; the copy is what is hashed, so a file that
+    changes while it is read cannot slip in."""
     expected = _require_digest(item)
-    actual = sha256_of(found)
+    staging = staging_file(dest, item.download)
+    try:
+        shutil.copyfile(found, staging)
+    except OSError as exc:
+        staging.unlink(missing_ok=True)
+        raise FetchError(f"{found}: cannot read it: {exc.strerror}") from exc
+    actual = sha256_of(staging)
     if actual != expected:
+        staging.unlink()
         raise _mismatch(found.name, expected, actual)
-    staging = _staging(target)
-    shutil.copyfile(found, staging)
-    staging.replace(target)
+    return staging
 
 
-def _staging(target: Path) -> Path:
-    """A temporary name in the repository's .partial/ folder, on the same file system."""
-    partial = target.parent / ".partial"
-    partial.mkdir(exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=partial, prefix=target.name + ".")
-    os.close(handle)
-    return Path(name)
-
-
-def _download(url: str, target: Path, item: PlanItem, progress: Progress) -> None:
+def _download(url: str, dest: Path, item: PlanItem, progress: Progress) -> Path:
+    """The verified download in .partial/, ready for its rename into the repository."""
     expected = _require_digest(item)
-    partial = target.parent / ".partial" / (target.name + ".part")
-    partial.parent.mkdir(exist_ok=True)
+    name = item.download
+    partial = partial_dir(dest) / (name + ".part")
+    found = kind_of(partial)
+    if found not in (None, "a regular file"):
+        raise FetchError(f"{partial} is {found}, not a regular file; remove it and rerun fetch")
     last_error = ""
     for _attempt in range(ATTEMPTS):
         try:
-            _download_once(url, partial, progress, target.name)
+            download_once(url, partial, name, start=progress.start, advance=progress.advance)
             break
-        except _Interrupted as exc:
+        except Interrupted as exc:
             last_error = str(exc)  # keep the partial file: the next attempt resumes it
+        finally:
+            progress.finish(name)
     else:
-        raise FetchError(f"{target.name}: download from {url} failed {ATTEMPTS} times "
+        raise FetchError(f"{name}: download from {url} failed {ATTEMPTS} times "
                          f"({last_error}); rerun fetch to resume")
     actual = sha256_of(partial)
     if actual != expected:
         partial.unlink()
-        raise _mismatch(target.name, expected, actual)
-    partial.replace(target)
+        raise _mismatch(name, expected, actual)
+    return partial
 
 
-class _Interrupted(Exception):
-    """A transfer that ended early; it can be resumed."""
-
-
-def _download_once(url: str, partial: Path, progress: Progress, name: str) -> None:
-    have = partial.stat().st_size if partial.exists() else 0
-    request = urllib.request.Request(url, headers={
-        # The vendor's OBS buckets want a Referer from their own site (CCI Dockerfiles).
-        "Referer": "https://www.hiascend.com/", "User-Agent": "ascend-env"})
-    if have:
-        request.add_header("Range", f"bytes={have}-")
-    try:
-        response = urllib.request.urlopen(request, timeout=60)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:  # already complete: the digest check decides
-            return
-        raise FetchError(f"{name}: {url} answered HTTP {exc.code} {exc.reason}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        raise _Interrupted(f"cannot reach {url}: {exc}") from exc
-    with response:
-        resumed = response.status == 206
-        mode = "ab" if resumed else "wb"
-        length = response.headers.get("Content-Length")
-        expected_total = (int(length) + (have if resumed else 0)) if length else None
-        progress.start(name, expected_total)
-        if resumed:
-            progress.advance(name, have)
-        written = have if resumed else 0
+def _unpacked(archive: Path, dest: Path, name: str, item: PlanItem,
+              recorded: dict[str, Any] | None) -> dict[str, MemberDigest]:
+    """The archive's members in `<dest>/<stem>/`: kept when they match what an earlier fetch
+    of the same archive recorded, else unpacked again (replacing an altered folder)."""
+    folder = dest / name.removesuffix(".zip")
+    members = recorded.get("members") if recorded else None
+    if (recorded is not None and recorded.get("sha256") == item.sha256
+            and isinstance(members, dict) and kind_of(folder) == "a directory"):
         try:
-            with partial.open(mode) as handle:
-                for block in iter(lambda: response.read(CHUNK), b""):
-                    handle.write(block)
-                    written += len(block)
-                    progress.advance(name, len(block))
-        except (OSError, http.client.HTTPException) as exc:
-            raise _Interrupted(f"connection lost after {written} bytes: {exc!r}") from exc
-        finally:
-            progress.finish(name)
-    if expected_total is not None and written < expected_total:
-        raise _Interrupted(f"truncated: {written} of {expected_total} bytes")
-
-
-def _safe_members(archive: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
-    members = []
-    for info in archive.infolist():
-        path = Path(info.filename)
-        mode = info.external_attr >> 16
-        if path.is_absolute() or ".." in path.parts or info.filename.startswith(("/", "\\")):
-            raise FetchError(f"{name}: member {info.filename!r} would escape its folder")
-        if stat.S_ISLNK(mode) or (mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
-            raise FetchError(f"{name}: member {info.filename!r} is a link or special file")
-        members.append(info)
-    return members
-
-
-def _unpack(archive_path: Path, dest: Path) -> list[str]:
-    """Unpack a verified zip into `<dest>/<stem>/`, all or nothing."""
-    folder = dest / archive_path.name.removesuffix(".zip")
-    try:
-        with zipfile.ZipFile(archive_path) as archive:
-            members = _safe_members(archive, archive_path.name)
-            names = sorted(m.filename for m in members if not m.is_dir())
-            if folder.is_dir():
-                return names
-            (dest / ".partial").mkdir(exist_ok=True)
-            staging = Path(tempfile.mkdtemp(dir=dest / ".partial"))
-            try:
-                for info in members:
-                    archive.extract(info, staging)
-                    mode = (info.external_attr >> 16) & 0o777
-                    if mode and not info.is_dir():
-                        (staging / info.filename).chmod(mode)
-                staging.replace(folder)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-    except zipfile.BadZipFile as exc:
-        raise FetchError(f"{archive_path.name}: not a valid zip archive: {exc}") from exc
-    return names
-
-
-def _write_manifest(dest: Path, results: Iterable[FetchedFile]) -> None:
-    """Record the verified files (merged with earlier fetches into the same repository)."""
-    manifest = dest / MANIFEST
-    known: dict[str, dict[str, object]] = {}
-    if manifest.exists():
-        try:
-            known = json.loads(manifest.read_text())["files"]
-        except (ValueError, KeyError, TypeError):
+            known = {path: MemberDigest.model_validate(value) for path, value in members.items()}
+        except ValueError:
             known = {}
-    for result in results:
-        if result.status in ("present", "downloaded", "imported"):
-            known[result.file] = {"sha256": result.sha256, "size": result.size,
-                                  "component": result.component, "unpacked": result.unpacked}
-    staging = _staging(manifest)
-    staging.write_text(json.dumps({"schema": REPO_SCHEMA, "files": known}, indent=2,
-                                  sort_keys=True))
-    staging.replace(manifest)
+        if known and matches(folder, {path: m.sha256 for path, m in known.items()}):
+            return known
+    unpacked: dict[str, Member] = unpack(archive, folder, name)
+    return {path: MemberDigest(sha256=m.sha256, size=m.size) for path, m in unpacked.items()}
 
 
 def locate(dest: Path, item: PlanItem) -> Path | None:
