@@ -115,6 +115,9 @@ def collect_command(
 
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
+    from ascend_env.core.outputs import output_target
+
+    output_target(output, what="--output")  # before any host is probed
     loaded = None
     if profile is not None or spec is not None:
         from ascend_env.spec.envspec import load_spec

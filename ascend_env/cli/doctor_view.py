@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascend_env.cli.terminal import console, print_json
+from ascend_env.core.outputs import OutputError
 from ascend_env.doctor.report import (
     FleetReport,
     Report,
@@ -21,6 +22,7 @@ from ascend_env.doctor.report import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from ascend_env.doctor.suite import CheckInfo
@@ -31,10 +33,6 @@ def render_doctor(document: Report | FleetReport, *, as_json: bool, junit: Path 
                   prometheus: Path | None = None, verbose: bool = False) -> None:
     """A doctor report on the terminal or as JSON, plus the JUnit and Prometheus files."""
     reports = document.hosts if isinstance(document, FleetReport) else [document]
-    if junit is not None:
-        write_atomic(junit, render_junit(reports))
-    if prometheus is not None:
-        write_atomic(prometheus, render_prometheus(reports, now=time.time()))
     if as_json:
         print(render_json(document), end="")
     elif isinstance(document, FleetReport):
@@ -45,6 +43,20 @@ def render_doctor(document: Report | FleetReport, *, as_json: bool, junit: Path 
         for report in reports:
             if report.fixes is not None:
                 console.print(f"[bold]{report.host}[/bold] fixes: {report.fixes.summary()}")
+    # The side files after the report: one that cannot be written (exit 2, docs/doctor.md)
+    # still leaves the report on stdout.
+    side: list[tuple[Path | None, str, Callable[[], str]]] = [
+        (junit, "--junit", lambda: render_junit(reports)),
+        (prometheus, "--prometheus", lambda: render_prometheus(reports, now=time.time()))]
+    unwritten: list[str] = []
+    for path, what, render in side:
+        if path is not None:
+            try:
+                write_atomic(path, render(), what=what)
+            except OutputError as error:  # the other file is still written
+                unwritten.append(str(error))
+    if unwritten:
+        raise OutputError("; ".join(unwritten))
 
 
 def render_check_list(checks: list[CheckInfo], *, as_json: bool) -> None:

@@ -89,6 +89,10 @@ def image_build(
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
 
+    if context is not None:
+        from ascend_env.core.outputs import output_folder
+
+        output_folder(context, what="--context")  # before the spec, builder or repository
     merged = load_catalogue()
     if catalogue is not None:
         merged = merged.merged(load_overlay(catalogue))

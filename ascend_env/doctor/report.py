@@ -8,8 +8,6 @@ and a Prometheus textfile for node_exporter's textfile collector.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable
@@ -23,6 +21,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT
+from ascend_env.core.outputs import write_output
 
 REPORT_SCHEMA = "ascend-env/report/v1"
 FLEET_SCHEMA = "ascend-env/fleet-report/v1"
@@ -438,16 +437,7 @@ def render_json(document: Report | FleetReport) -> str:
     return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename: node_exporter never reads half a file."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_atomic(path: Path, text: str, *, what: str = "output") -> None:
+    """Write whole or not at all (node_exporter never reads half a file), only over a regular
+    file or a new name: core/outputs.py, whose OutputError ends the command with exit 2."""
+    write_output(path, text, what=what)

@@ -183,11 +183,11 @@ def save_captures(path: Path | str, captures: Iterable[Capture]) -> Path:
     items = [c.to_json() for c in captures]
     doc: object = items[0] if len(items) == 1 else items
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    from ascend_env.core.outputs import write_output  # noqa: PLC0415
+
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
     data = gzip.compress(text.encode()) if p.suffix == ".gz" else text.encode()
-    tmp.write_bytes(data)
-    tmp.replace(p)
+    write_output(p, data, what="--output")  # atomic; never over a device or a folder
     return p
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT, AscendEnvError
+from ascend_env.core.outputs import staged_folder
 from ascend_env.core.resources import remote_source
 from ascend_env.doctor.collect import ProbeOptions, remote_command
 from ascend_env.doctor.report import Report, SpecRef
@@ -279,8 +281,16 @@ def build_image(builder: Builder, request: BuildRequest) -> ImageResult:
     options = RenderOptions(base=base, gid=request.gid if request.gid is not None else
                             host_gid(spec.install.user), offline=request.offline, tag=tag)
     with tempfile.TemporaryDirectory(prefix="ascend-env-context-") as tmp:
-        where = request.context or Path(tmp)
-        context = prepare_context(where, spec, plan, request.repo, options)
+        if request.context is not None:
+            # Rendered beside the folder and renamed into it whole: a render that fails
+            # (an installer missing from the repository) leaves no half context behind.
+            with staged_folder(request.context, what="--context") as staging:
+                staged = prepare_context(staging, spec, plan, request.repo, options)
+            final = Path(os.path.realpath(request.context))
+            context = replace(staged, path=final,
+                              containerfile=final / staged.containerfile.name)
+        else:
+            context = prepare_context(Path(tmp), spec, plan, request.repo, options)
         outcome = builder.build(context.path, {"ASCEND_GID": str(options.gid)},
                                 request.on_line)
     examined = examine(builder, outcome.image_id, spec, tag)
