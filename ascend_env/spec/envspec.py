@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +19,13 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ascend_env.core.errors import Problem, SpecError, UsageError
+from ascend_env.core.inputs import (
+    InputError,
+    YamlBoundError,
+    load_yaml_bounded,
+    read_text,
+    yaml_problem,
+)
 from ascend_env.core.resources import data_names, data_text
 from ascend_env.spec.matrix import Arch, ChipName, VendorVersion
 
@@ -29,6 +37,37 @@ OsFamily = Literal["ubuntu", "debian", "openeuler", "kylin", "centos", "rhel", "
 class _Section(BaseModel):
     # Unknown keys are errors: a typo must never silently fall back to a default.
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+# Characters a path that reaches a host may hold. The paths travel to Ansible as variables and
+# to the hosts as argv, but they also end up in files a shell reads (the profile.d script
+# sources `<install.path>/set_env.sh`), so anything a shell would expand, split or
+# redirect on is refused, as are control characters (a newline would start a new command).
+_PATH_CHARS = re.compile(r"[A-Za-z0-9._/+@%=,:-]*")
+MAX_HOST_PATH = 1024
+
+
+def _host_path(value: str) -> str:
+    """An absolute path that is safe to hand to a host: no shell metacharacters or control
+    characters, no `..` that would lead somewhere else than it reads."""
+    if not value.startswith("/"):
+        raise ValueError("must be an absolute path (starting with /)")
+    if len(value) > MAX_HOST_PATH:
+        raise ValueError(f"is longer than {MAX_HOST_PATH} characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError("holds a control character (a newline or tab, say); a path that "
+                         "reaches a host may not")
+    bad = sorted({c for c in value if not _PATH_CHARS.fullmatch(c)})
+    if bad:
+        raise ValueError(f"holds {' '.join(bad)}, which a shell would read as more than a "
+                         "path; use letters, digits and . _ - / + @ % = , :")
+    if ".." in value.split("/"):
+        raise ValueError("holds a '..' component; name the real path")
+    return value
+
+
+def _host_paths(values: list[str]) -> list[str]:
+    return [_host_path(value) for value in values]
 
 
 def _pep440(value: str) -> str:
@@ -43,7 +82,7 @@ class Hardware(_Section):
     """The NPU hardware of the target hosts."""
 
     chip: ChipName = Field(description="chip family: 910, 910b, 910_93 (A3) or 310p")
-    devices: int | None = Field(None, ge=1, le=64,
+    devices: int | None = Field(None, ge=1, le=64, strict=True,
                                 description="NPU devices per host; default from the chip")
     arch: Arch = Field("aarch64", description="CPU architecture of the hosts")
 
@@ -82,6 +121,8 @@ class PythonSpec(_Section):
     version: str = Field("3.11", pattern=r"^3\.\d+$", description="minor version, e.g. 3.11")
     venv: str = Field("/opt/ascend-env/venv", description="virtual environment for frameworks")
 
+    _check = field_validator("venv")(_host_path)
+
 
 class Torch(_Section):
     """PyTorch and its Ascend extension."""
@@ -110,16 +151,23 @@ class Frameworks(_Section):
 class Install(_Section):
     """Where and as whom the vendor packages are installed."""
 
-    path: str = Field("/usr/local/Ascend", pattern=r"^/", description="install path")
-    user: str = Field("HwHiAiUser", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$",
+    path: str = Field("/usr/local/Ascend", description="install path (absolute)")
+    # A POSIX portable user name (useradd's rule, which allows upper case): at most 32
+    # characters, not starting with a dash or a digit, so that no command reads it as an option.
+    user: str = Field("HwHiAiUser", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", max_length=32,
                       description="running user of driver and CANN")
+
+    _check = field_validator("path")(_host_path)
 
 
 class Threads(_Section):
     """CPU thread settings for AI CPU and framework threads."""
 
-    aicpu_per_core: int = Field(2, ge=1, le=8, description="AI CPU threads per physical core")
-    omp_num_threads: int | None = Field(None, ge=1, description="unset: derived from topology")
+    # strict: YAML gives real integers; `true` (which pydantic would take for 1) is a mistake.
+    aicpu_per_core: int = Field(2, ge=1, le=8, strict=True,
+                                description="AI CPU threads per physical core")
+    omp_num_threads: int | None = Field(None, ge=1, le=4096, strict=True,
+                                        description="unset: derived from topology")
 
 
 class SELinux(_Section):
@@ -129,15 +177,17 @@ class SELinux(_Section):
     container_paths: list[str] = Field(default_factory=list,
                                        description="extra host paths bind-mounted into containers")
 
+    _check = field_validator("container_paths")(_host_paths)
+
 
 class Smoke(_Section):
     """Thresholds for the smoke workloads."""
 
-    steps: int = Field(50, ge=5, le=100000)
-    timeout_s: int = Field(600, ge=10)
-    min_tflops_fraction: float | None = Field(None, gt=0, le=1,
+    steps: int = Field(50, ge=5, le=100000, strict=True)
+    timeout_s: int = Field(600, ge=10, le=86400, strict=True)
+    min_tflops_fraction: float | None = Field(None, gt=0, le=1, allow_inf_nan=False,
                                               description="unset: the chip's default floor")
-    min_busbw_gbps: float | None = Field(None, gt=0)
+    min_busbw_gbps: float | None = Field(None, gt=0, allow_inf_nan=False)
 
 
 class EnvSpec(_Section):
@@ -192,19 +242,16 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_document(path: Path) -> dict[str, Any]:
-    """The YAML mapping in a spec file; unreadable files are usage errors (exit 2)."""
+    """The YAML mapping in a spec file; unreadable files are usage errors (exit 2), YAML that
+    breaks the loader's limits (aliases, nesting, duplicate keys) a SpecError (exit 1)."""
+    text = read_text(path, what="spec file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read spec file {path}: {exc}") from exc
-    try:
-        document = yaml.safe_load(text)
+        document = load_yaml_bounded(text)
+    except YamlBoundError as exc:
+        raise InputError(f"cannot read spec file {path}: {yaml_problem(exc)}") from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise SpecError(str(path), [Problem(path="", message=f"not valid YAML at {where}: "
-                                            f"{reason}")]) from exc
+        raise SpecError(str(path), [Problem(path="", message=f"not valid YAML at "
+                                            f"{yaml_problem(exc)}")]) from exc
     if not isinstance(document, dict):
         kind = "empty" if document is None else type(document).__name__
         raise SpecError(str(path), [Problem(
@@ -236,6 +283,8 @@ def _problems_from(error: ValidationError) -> list[Problem]:
             message = "unknown key (a typo? unknown keys are errors, not ignored)"
         elif item["type"] == "missing":
             message = "required key is missing"
+        elif item["type"] == "value_error":  # our own validators' words, without pydantic's prefix
+            message = str(item.get("ctx", {}).get("error", item["msg"]))
         else:
             message = item["msg"]
         expected = item.get("ctx", {}).get("expected")
