@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from ascend_env.cli.doctor_glance import render_glance
 from ascend_env.cli.terminal import console, print_json
 from ascend_env.core.outputs import OutputError
 from ascend_env.doctor.report import (
@@ -37,8 +38,10 @@ def render_doctor(document: Report | FleetReport, *, as_json: bool, junit: Path 
         print(render_json(document), end="")
     elif isinstance(document, FleetReport):
         render_fleet(document, console)
+    elif verbose:
+        render_terminal(document, console, verbose=True)
     else:
-        render_terminal(document, console, verbose=verbose)
+        render_glance(document, console)
     if not as_json:
         for report in reports:
             if report.fixes is not None:

@@ -189,13 +189,14 @@ def summary_line(report: Report) -> str:
     return f"{report.host}: {', '.join(parts)} in {report.duration_s:.2f}s"
 
 
-def _detail_lines(check: CheckResult) -> list[str]:
+def detail_lines(check: CheckResult, *, why: bool = True) -> list[str]:
+    """What is shown under a check: observed, expected, why (unless left out), the fix."""
     lines = []
     if check.observed is not None:
         lines.append(f"observed: {check.observed}")
     if check.expected is not None:
         lines.append(f"expected: {check.expected}")
-    if check.why:
+    if check.why and why:
         lines.append(f"why: {check.why}")
     auto = check.fix_command()
     if auto:
@@ -209,13 +210,13 @@ def _detail_lines(check: CheckResult) -> list[str]:
 
 def _print_details(console: Console, check: CheckResult, *, indent: int) -> None:
     """The lines under a check, never wrapped (a fix command stays one line to copy)."""
-    details = "\n".join(" " * indent + line for line in _detail_lines(check))
+    details = "\n".join(" " * indent + line for line in detail_lines(check))
     if details:
         console.print(escape(details), soft_wrap=True)
 
 
-def render_terminal(report: Report, console: Console, *, verbose: bool = False) -> None:
-    """One host: checks grouped by category, details under each failure and warning."""
+def title_line(report: Report) -> str:
+    """The first line of a host's view (rich markup): host, spec or none, capture source."""
     title = f"[bold]{escape(report.host)}[/bold]"
     if report.spec:
         title += f"  spec {escape(report.spec.name)} ({report.spec.digest[:12]})"
@@ -223,7 +224,12 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False) 
         title += "  no spec: consistency with itself and the matrix"
     if report.source != "live":
         title += f"  from {escape(report.source)}"
-    console.print(title)
+    return title
+
+
+def render_terminal(report: Report, console: Console, *, verbose: bool = False) -> None:
+    """One host: checks grouped by category, details under each failure and warning."""
+    console.print(title_line(report))
     if not report.reachable:
         console.print(f"  [red]{MARKS['fail']}[/red] not checked: {escape(report.error or '')}")
     by_category: dict[str, list[CheckResult]] = {}
@@ -308,7 +314,7 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
                           f"{escape(report.error or '')}")
             continue
         for check in report.failed + [c for c in report.checks if c.status == "warn"]:
-            key = (check.status, check.id, check.message, *_detail_lines(check))
+            key = (check.status, check.id, check.message, *detail_lines(check))
             findings.setdefault(key, (check, []))[1].append(report.host)
     checked = sum(1 for report in fleet.hosts if report.reachable)
     # Failures first, warnings after; each in the order the hosts and checks came.
@@ -346,7 +352,7 @@ def _junit_suite(report: Report) -> ET.Element:
         case = ET.SubElement(suite, "testcase", classname=f"ascend-env.{check.category}",
                              name=check.id, time=f"{check.duration_s:.3f}")
         counts["tests"] += 1
-        detail = "\n".join(_detail_lines(check))
+        detail = "\n".join(detail_lines(check))
         if check.status == "fail":
             ET.SubElement(case, "failure", message=check.message, type="fail").text = detail
             counts["failures"] += 1
