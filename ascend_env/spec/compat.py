@@ -20,6 +20,7 @@ from ascend_env.spec.matrix import (
     load_chips,
     load_matrix,
 )
+from ascend_env.spec.wheels import check_wheels
 
 # Operator packages were `kernels-<chip>` until 8.3.x and `<chip>-ops` from 8.5.0; nnae and
 # nnrt were not released from 8.5.0 on (ascend-facts.md §5.2, §6).
@@ -59,6 +60,7 @@ def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
         problems += _check_torch(spec, matrix)
     if spec.frameworks.mindspore is not None:
         problems += _check_mindspore(spec, matrix)
+    problems += check_wheels(spec)  # the real wheels' Pythons (spec/wheels.py)
     return sorted(problems, key=lambda p: p.severity != "error")
 
 
