@@ -169,8 +169,10 @@ class BoundedComposer(yaml.SafeLoader):
         return mapping
 
 
-def _expanded_size(root: yaml.Node) -> int:
-    """How many nodes the document has with every alias expanded, stopping at the limit."""
+def _expanded_size(root: yaml.Node, *, duplicates: bool = False) -> int:
+    """How many nodes the document has with every alias expanded, stopping at the limit;
+    with `duplicates`, plain scalar keys repeated in one mapping are refused too (for YAML
+    read only as nodes, whose constructor is another program's)."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
 
@@ -188,6 +190,8 @@ def _expanded_size(root: yaml.Node) -> int:
                 if total > MAX_YAML_NODES:
                     break
         elif isinstance(node, yaml.MappingNode):
+            if duplicates:
+                _no_duplicate_scalars(node)
             for key_node, value_node in node.value:
                 total += size(key_node) + size(value_node)
                 if total > MAX_YAML_NODES:
@@ -202,6 +206,17 @@ def _expanded_size(root: yaml.Node) -> int:
     return size(root)
 
 
+def _no_duplicate_scalars(node: yaml.MappingNode) -> None:
+    seen: set[tuple[str, str]] = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise YamlLimitError(f"duplicate key {key_node.value!r} (the first value would "
+                                     "be lost)", key_node.start_mark)
+            seen.add(key)
+
+
 def compose_bounded(text: str) -> yaml.Node | None:
     """The YAML node tree of one document, within the limits; tags are not resolved, so this
     also checks YAML that another program (Ansible) will read with its own tags."""
@@ -209,7 +224,7 @@ def compose_bounded(text: str) -> yaml.Node | None:
     try:
         node: yaml.Node | None = loader.get_single_node()
         if node is not None:
-            _expanded_size(node)
+            _expanded_size(node, duplicates=True)
         return node
     finally:
         loader.dispose()

@@ -8,11 +8,21 @@ secrets, and an inventory may be a script, a plugin or vaulted, which only Ansib
 from __future__ import annotations
 
 import json
+import os
 from datetime import date, time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ascend_env.core.errors import UsageError
+from ascend_env.core.inputs import (
+    InputError,
+    YamlLimitError,
+    compose_bounded,
+    read_bounded,
+    yaml_problem,
+)
 
 HostVars = dict[str, dict[str, Any]]
 
@@ -33,6 +43,7 @@ def read_inventory(inventory: Path, limit: str | None) -> HostVars:
     where group_vars/ or host_vars/ apply, as ansible-inventory merges them)."""
     if not inventory.exists():
         raise UsageError(f"inventory {inventory} does not exist")
+    check_inventory_files(inventory)
     from ansible.inventory.manager import InventoryManager  # noqa: PLC0415 - only for fleets
     from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
 
@@ -62,6 +73,33 @@ def read_inventory(inventory: Path, limit: str | None) -> HostVars:
         # Plain JSON types (no tagged strings or tuples), whichever way they were merged.
         out[host.name] = _plain(variables, inventory, host.name, folders, secrets)
     return out
+
+
+def check_inventory_files(inventory: Path) -> None:
+    """Refuse, before Ansible reads them, inventory files that would hang it or fill its
+    memory: a FIFO or a device, a file over the size limit, YAML beyond the alias and
+    nesting limits or with a duplicate key (Ansible only warns and keeps the last).
+
+    Only the bounds are checked here: what the files mean stays Ansible's to read. An
+    inventory folder is Ansible's own layout, and is allowed; its files are checked.
+    """
+    sources = [inventory]
+    if inventory.is_dir():
+        sources = [path for path in sorted(inventory.iterdir())
+                   if not path.name.startswith(".") and not path.is_dir()]
+    for path in [*sources, *_files(vars_folders(inventory))]:
+        if path.is_symlink() and path.resolve().is_dir():
+            continue
+        raw = read_bounded(path, what="inventory file")
+        if os.access(path, os.X_OK) and raw.startswith(b"#!"):
+            continue  # a script inventory: Ansible runs it, its output is its own
+        try:
+            compose_bounded(raw.decode("utf-8"))
+        except YamlLimitError as exc:
+            raise InputError(f"cannot read inventory file {path}: {yaml_problem(exc)}"
+                             ) from exc
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue  # not YAML (an INI inventory, say): Ansible's own parsers judge it
 
 
 def vars_folders(inventory: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, AscendEnvError
+from ascend_env.core.inputs import MAX_CAPTURE_BYTES, InputError, gunzip_bounded, read_bounded
 from ascend_env.remote.probe import SCHEMA
 
 PathType = Literal["file", "dir", "link", "char", "block", "fifo", "socket", "missing", "unknown"]
@@ -140,6 +141,8 @@ def parse_capture(data: str | bytes | dict[str, Any], where: str = "capture") ->
         doc = json.loads(data) if isinstance(data, str | bytes) else data
     except ValueError as exc:
         raise CaptureError(f"{where}: not JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise CaptureError(f"{where}: nested too deeply to be a capture") from exc
     return _validate(doc, where)
 
 
@@ -162,15 +165,17 @@ def load_capture(path: Path | str) -> list[Capture]:
     """The captures in a file: one capture or a list of them (a fleet); `.gz` is read too."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise CaptureError(f"cannot read capture {p}: {exc.strerror or exc}") from exc
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        raw = read_bounded(p, what="capture", limit=MAX_CAPTURE_BYTES)
+        if raw[:2] == b"\x1f\x8b":
+            raw = gunzip_bounded(raw, what=f"capture {p}", limit=MAX_CAPTURE_BYTES)
+    except InputError as exc:
+        raise CaptureError(str(exc)) from exc
     try:
         doc = json.loads(raw)
     except ValueError as exc:
         raise CaptureError(f"{p}: not JSON ({exc})") from exc
+    except RecursionError as exc:  # json nests by recursion: `[[[[...` past the stack's depth
+        raise CaptureError(f"{p}: nested too deeply to be a capture") from exc
     if isinstance(doc, list):
         if not doc:
             raise CaptureError(f"{p}: an empty list holds no capture")

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ascend_env.core.errors import UsageError
+from ascend_env.core.inputs import InputError, read_text
 from ascend_env.core.resources import data_text
 
 
@@ -75,14 +76,30 @@ def parse_catalogue(document: dict[str, Any], source: str) -> Catalogue:
     if not isinstance(components, dict):
         raise CatalogueError(f"{source}: no 'components' mapping")
     for component, versions in components.items():
+        if not isinstance(versions or {}, dict):
+            raise CatalogueError(f"{source}: components.{component}: a mapping of versions, "
+                                 f"not {type(versions).__name__}")
         for version, body in (versions or {}).items():
-            for index, raw in enumerate((body or {}).get("files", [])):
+            where = f"components.{component}.{version}"
+            if not isinstance(body or {}, dict):
+                raise CatalogueError(f"{source}: {where}: an object with 'files', not "
+                                     f"{type(body).__name__}")
+            listed = (body or {}).get("files", [])
+            if not isinstance(listed, list):
+                raise CatalogueError(f"{source}: {where}.files: a list, not "
+                                     f"{type(listed).__name__}")
+            for index, raw in enumerate(listed):
+                if not isinstance(raw, dict):
+                    raise CatalogueError(f"{source}: {where}.files[{index}]: an object, not "
+                                         f"{type(raw).__name__}")
                 try:
                     entry = VendorFile.model_validate(
                         {**raw, "component": component, "version": version})
                 except ValidationError as exc:
-                    where = f"components.{component}.{version}.files[{index}]"
-                    raise CatalogueError(f"{source}: {where}: {exc.errors()[0]['msg']}") from exc
+                    first = exc.errors()[0]
+                    field = ".".join(str(part) for part in first["loc"])
+                    raise CatalogueError(f"{source}: {where}.files[{index}].{field}: "
+                                         f"{first['msg']}") from exc
                 # Pure-Python wheels repeat per interpreter folder with the same digest.
                 files.setdefault(entry.filename, entry)
     return Catalogue(source=source, files=files)
@@ -102,11 +119,15 @@ def load_overlay(path: Path, *, allow_unverified: frozenset[str] = frozenset()) 
     names that file in `allow_unverified`.
     """
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogueError(f"cannot read catalogue {path}: {exc}") from exc
+        text = read_text(path, what="catalogue")
+    except InputError as exc:
+        raise CatalogueError(str(exc)) from exc
+    try:
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogueError(f"{path}: not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # json nests by recursion: `[[[[...` past the stack's depth
+        raise CatalogueError(f"{path}: nested too deeply to be a catalogue") from exc
     if not isinstance(document, dict):
         raise CatalogueError(f"{path}: a catalogue is a JSON object with 'components'")
     overlay = parse_catalogue(document, source=str(path))
