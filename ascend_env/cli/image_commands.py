@@ -74,7 +74,8 @@ def image_build(
     catalogue: Annotated[Path | None, typer.Option(
         "--catalogue", help="Catalogue overlay used for fetch.")] = None,
     gid: Annotated[int | None, typer.Option(
-        "--gid", help="gid of the image's HwHiAiUser (default: this host's, else 1000).")
+        "--gid", min=0, max=2**31 - 2,
+        help="gid of the image's HwHiAiUser (default: this host's, else 1000).")
     ] = None,
     offline: Annotated[bool, typer.Option(
         "--offline", help="pip uses only the repository's wheels (no index).")] = False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -25,3 +26,23 @@ SpecOption = Annotated[Path | None, typer.Option("--spec", help="A spec YAML fil
 def arch_value(arch: ArchChoice | None) -> str | None:
     """The architecture as the spec loader takes it (None: the profile's own)."""
     return arch.value if arch else None
+
+
+# The longest a command may be asked to wait: a week. Longer is a typo, and past ~49 days
+# Python's thread and lock waits refuse the value (OverflowError).
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
+def finite(value: float | None) -> float | None:
+    """An option callback: click's FloatRange lets `nan` through (every comparison with it is
+    false), so non-numbers are refused here as the usage errors they are (exit 2)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def timeout_option(help_text: str, *, minimum: float = 1.0) -> typer.models.OptionInfo:
+    """A `--timeout SECONDS` option: a finite number from `minimum` to a week."""
+    info: typer.models.OptionInfo = typer.Option(
+        "--timeout", min=minimum, max=MAX_TIMEOUT_S, callback=finite, help=help_text)
+    return info

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption, finite, timeout_option
 from ascend_env.core.errors import UsageError
 
 
@@ -27,8 +27,8 @@ def smoke(
         "--device", help="npu:N, all, cuda:N or cpu; default npu:0 (hccl: all).")] = None,
     steps: Annotated[int | None, typer.Option(
         "--steps", min=2, help="Training steps (hccl: iterations); default spec or 50.")] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", min=1, help="Seconds; default spec smoke.timeout_s or 600.")] = None,
+    timeout: Annotated[float | None, timeout_option(
+        "Seconds; default spec smoke.timeout_s or 600.")] = None,
     python: Annotated[str | None, typer.Option(
         "--python", help="The framework's Python; default this one (python3 with --host).")
                       ] = None,
@@ -36,7 +36,8 @@ def smoke(
         "--chip", help="Chip family for the thresholds; default from the spec or device.")
                     ] = None,
     peak_tflops: Annotated[float | None, typer.Option(
-        "--peak-tflops", help="The chip's fp16 peak, where the data has none.")] = None,
+        "--peak-tflops", min=0.001, max=1e6, callback=finite,
+        help="The chip's fp16 peak, where the data has none.")] = None,
     host: Annotated[str | None, typer.Option(
         "--host", help="testinfra host to run on, e.g. ssh://user@node; default here.")
                     ] = None,
@@ -53,6 +54,10 @@ def smoke(
 
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
+    if host is not None:
+        from ascend_env.doctor.collect import check_target
+
+        check_target(host)
     request = request_from_options(
         framework=framework.value, device=device, steps=steps, timeout_s=timeout,
         python=python, chip=chip, peak_tflops=peak_tflops,

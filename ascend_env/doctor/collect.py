@@ -145,8 +145,8 @@ def capture_remote(name: str, host: Any, command: str) -> Captured:
     result = Captured(name=name, host=host)
     try:
         out = host.run(command)
-    except Exception as exc:
-        result.error, result.unreachable = f"{type(exc).__name__}: {exc}", True
+    except Exception as exc:  # any transport's failure to connect: testinfra has no base class
+        result.error, result.unreachable = f"unreachable: {transport_reason(exc)}", True
         return result
     # Once the answer is in: the import (pydantic) would hold the probe's start back.
     from ascend_env.facts.capture import CaptureError, parse_capture  # noqa: PLC0415
@@ -155,7 +155,7 @@ def capture_remote(name: str, host: Any, command: str) -> Captured:
     stderr = (out.stderr or "").strip()
     if out.rc == SSH_FAILED:
         result.unreachable = True
-        result.error = stderr.splitlines()[-1] if stderr else "ssh failed (exit 255)"
+        result.error = f"unreachable: {_last_line(stderr) or 'ssh failed (exit 255)'}"
     elif out.rc == 127:
         result.error = "python3 is not installed on the host (the probe needs Python 3.8+)"
     elif out.rc != 0:
@@ -166,6 +166,41 @@ def capture_remote(name: str, host: Any, command: str) -> Captured:
         except CaptureError as exc:
             result.error = str(exc)
     return result
+
+
+# The most of a transport's message a report carries: its reason fits in one line.
+MAX_REASON = 300
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line, bounded: ssh prints its reason last, after any banners."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return _bounded(lines[-1]) if lines else ""
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 3] + "..."
+
+
+def transport_reason(exc: BaseException) -> str:
+    """The transport's own reason a host could not be reached, in one bounded line.
+
+    testinfra raises RuntimeError(CommandResult) when its first command fails (the encoding
+    check ssh runs before ours): its repr holds the whole command, and for the probe that is
+    its 70 KB source, so the reason is taken from the result's stderr instead.
+    """
+    result = exc.args[0] if exc.args else None
+    stderr = getattr(result, "stderr", None) if result is not None else None
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode("utf-8", "replace")
+    if isinstance(stderr, str) and stderr.strip():
+        return _last_line(stderr)
+    status = getattr(result, "exit_status", None)
+    if status is not None:
+        return f"the transport failed (exit {status}) and gave no reason"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return _bounded(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
 
 
 def control_path(directory: str | None) -> str | None:
@@ -203,6 +238,18 @@ def _share_connection(host: Any, directory: str | None) -> Any:
     return host
 
 
+def check_target(target: str) -> None:
+    """Refuse a --host that names no host: testinfra would take an empty one for localhost
+    over ssh, so `--host ''` would quietly check something else than was meant."""
+    scheme, _, rest = target.rpartition("://")
+    named = rest.rpartition("@")[2].split("?")[0]
+    if scheme != "local" and (not named.strip() or named.startswith(":")):
+        raise UsageError(f"--host {target!r} names no host; give ssh://user@node, "
+                         "docker://ctr, local:// or a host name")
+    if any(ord(c) < 32 or ord(c) == 127 for c in target):
+        raise UsageError(f"--host {target!r}: a host name holds no control characters")
+
+
 def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
                   target: str | None = None, ssh_config: Path | None = None
                   ) -> list[tuple[str, Any]]:
@@ -223,12 +270,13 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
                                                   hostvars.get("ansible_control_path_dir"))))
         return found
     assert target is not None
+    check_target(target)
     spec = target if "://" in target else f"ssh://{target}"
     kwargs = {"ssh_config": str(ssh_config)} if ssh_config else {}
     try:
         host = testinfra.get_host(spec, **kwargs)
-    except Exception as exc:
-        raise UsageError(f"--host {target}: {exc}") from exc
+    except Exception as exc:  # testinfra's parsing and backends raise what they like
+        raise UsageError(f"--host {target}: {transport_reason(exc)}") from exc
     name = target.split("://", 1)[-1] if "://" in target else target
     return [(name or "localhost", _share_connection(host, None))]
 

@@ -104,10 +104,20 @@ def captured_targets(options: DoctorOptions,
         from ascend_env.facts.capture import load_capture  # noqa: PLC0415
 
         out = []
+        sources: dict[str, str] = {}
         for path in options.from_files:
-            for capture in load_capture(path):
-                out.append(Captured(name=capture.host or path.stem, capture=capture,
-                                    extra={"source": str(path)}))
+            captures = load_capture(path)
+            for index, capture in enumerate(captures):
+                name = capture.host or path.stem
+                where = f"{path}[{index}]" if len(captures) > 1 else str(path)
+                if name in sources:
+                    # A report is keyed by host: the second would silently replace or
+                    # merge into the first, so two captures of one name are refused.
+                    raise UsageError(f"two captures are of host {name!r} ({sources[name]} "
+                                     f"and {where}); a report holds one per host, so give "
+                                     "one of them")
+                sources[name] = where
+                out.append(Captured(name=name, capture=capture, extra={"source": str(path)}))
         if while_waiting is not None:
             while_waiting()
         return out

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import UsageError
+from ascend_env.core.numbers import parse_device_list
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_chips
 
@@ -116,21 +117,8 @@ class RunArgsRequest:
 
 
 def _parse_numbers(text: str) -> list[int]:
-    numbers: list[int] = []
-    for raw in text.split(","):
-        part = raw.strip()
-        if not part:
-            continue
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if match is None:
-            raise UsageError(f"--devices {text!r}: give NPU numbers like 0,1 or 0-3, or 'all'")
-        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
-        if last < first:
-            raise UsageError(f"--devices {text!r}: the range {part} runs backwards")
-        numbers += range(first, last + 1)
-    if not numbers:
-        raise UsageError("--devices is empty: give NPU numbers like 0,1, or 'all'")
-    return sorted(set(numbers))
+    # Bounded before expansion (`0-999999999`, a 5000-digit number); the spec's count below.
+    return parse_device_list(text, option="--devices")
 
 
 def select_devices(request: RunArgsRequest, host: HostView) -> tuple[list[int], list[str]]:

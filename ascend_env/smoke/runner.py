@@ -88,10 +88,10 @@ class HostTarget:
 
     def __init__(self, spec: str, host: Any = None) -> None:
         """`spec` is a testinfra URL (`ssh://node1`); `host` an already connected Host."""
-        if host is None:
-            import testinfra  # noqa: PLC0415 - only this transport needs it
+        if host is None:  # as the doctor reads --host: checked, ssh:// by default
+            from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415
 
-            host = testinfra.get_host(spec)
+            host = resolve_hosts(target=spec)[0][1]
         self.name = spec
         self._host = host
         self._folder: str | None = None
@@ -100,7 +100,9 @@ class HostTarget:
         try:
             out = self._host.run(command)
         except Exception as exc:  # testinfra raises backend-specific errors
-            raise UsageError(f"cannot reach {self.name}: {exc}") from exc
+            from ascend_env.doctor.collect import transport_reason  # noqa: PLC0415
+
+            raise UsageError(f"cannot reach {self.name}: {transport_reason(exc)}") from exc
         return Completed(int(out.rc), str(out.stdout), str(out.stderr))
 
     def install(self, script: Path) -> str:
