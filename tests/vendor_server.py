@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -103,3 +104,45 @@ def index_server(root: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def raw_server(answer: bytes) -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback server that answers every request with exactly these bytes and closes:
+    the malformed answers no HTTP server library would send. Yields the base URL and the
+    request heads it received."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(5)
+                head = b""
+                try:
+                    while b"\r\n\r\n" not in head:
+                        chunk = connection.recv(4096)
+                        if not chunk:
+                            break
+                        head += chunk
+                    seen.append(head)
+                    connection.sendall(answer)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()

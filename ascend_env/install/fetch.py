@@ -26,6 +26,7 @@ from ascend_env.install.archive import ArchiveError, Member, matches, unpack
 from ascend_env.install.http import FetchError, Interrupted, download_once
 from ascend_env.install.repo_folder import (
     MANIFEST,
+    PARTIAL,
     REPO_SCHEMA,
     RepoFolderError,
     ensure_dest,
@@ -41,7 +42,7 @@ from ascend_env.install.wheelhouse import download as download_wheels
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
-__all__ = ["MANIFEST", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
+__all__ = ["MANIFEST", "PARTIAL", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
 
 ATTEMPTS = 3
 
@@ -132,9 +133,9 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
     progress = progress or Progress()
     if source.mirror is not None:
         check_url(source.mirror, "--mirror")
-    # The folder's own shape is checked once, before any worker writes through it.
+    # The folder's own shape is checked once, before anything is written in it.
     ensure_dest(dest)
-    partial_dir(dest)
+    _check_place(dest, PARTIAL, "a directory")
     manifest = read_manifest(dest)["files"]
     jobs: dict[str, _Job] = {}
     for item in plan.items:
@@ -145,6 +146,11 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
         if url and source.mirror:
             url = mirrored(url, source.mirror)
         jobs[item.download] = _Job(item, item.download, url)
+    for name in jobs:
+        _check_place(dest, name, "a regular file")
+        if name.endswith(".zip"):
+            _check_place(dest, name.removesuffix(".zip"), "a directory")
+    partial_dir(dest)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(lambda job: _bring(job, dest, source, progress, manifest),
                                 jobs.values()))
@@ -178,6 +184,15 @@ def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
                           message=error or ("" if stack.offline else stack.hint))
     return result.model_copy(update={
         "python": python, "complete": result.complete and (python.complete or not download)})
+
+
+def _check_place(dest: Path, name: str, wanted: str) -> None:
+    """`dest/name` is absent or of the kind fetch writes there; a link would make fetch write
+    (or unpack) wherever it points."""
+    found = kind_of(dest / name)
+    if found not in (None, wanted):
+        raise RepoFolderError(f"{dest / name} is {found}, not {wanted}; remove it and rerun "
+                              "fetch")
 
 
 def _bring(job: _Job, dest: Path, source: Source, progress: Progress,

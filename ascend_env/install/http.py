@@ -84,12 +84,12 @@ def _open(request: urllib.request.Request, url: str, name: str,
     except (http.client.HTTPException, ValueError) as exc:
         # A bad status line, garbage, more than 100 headers, an overlong header line.
         raise FetchError(f"{name}: {url} sent a malformed HTTP answer: "
-                         f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+                         f"{type(exc).__name__}: {str(exc)[:200]!r}") from exc
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, (http.client.HTTPException, ValueError)):
             raise FetchError(f"{name}: {url} sent a malformed HTTP answer: "
-                             f"{type(reason).__name__}: {str(reason)[:200]}") from exc
+                             f"{type(reason).__name__}: {str(reason)[:200]!r}") from exc
         raise Interrupted(f"cannot reach {url}: {reason}") from exc
     except OSError as exc:
         raise Interrupted(f"cannot reach {url}: {exc}") from exc
