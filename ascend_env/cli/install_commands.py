@@ -57,7 +57,8 @@ def fetch(
     with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
                              progress=progress)
-    result = fetch_python(result, loaded, download=python_wheels, index_url=index_url)
+    result = fetch_python(result, loaded, download=python_wheels, index_url=index_url,
+                          mirror=mirror)
     render_fetch(result, as_json=as_json)
     raise typer.Exit(0 if result.complete else 1)
 

@@ -162,6 +162,10 @@ class DriverFacts:
     complete: bool  # driver/tools/upgrade-tool present (ADEP26's test)
     compatible_firmware: list[VersionRange] = field(default_factory=list)
     compatible_cann: list[VersionRange] = field(default_factory=list)
+    # "version.info", or "npu-smi" where npu-smi answers but version.info is not visible (a
+    # container with the host's driver mounted): then `not_visible` names what was not seen.
+    source: Literal["version.info", "npu-smi"] = "version.info"
+    not_visible: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -203,6 +207,10 @@ class CannFacts:
     # opp/.../tbe/kernel/<soc> folders (ops/kernels)
     kernel_socs: list[str] = field(default_factory=list)
     set_env: str | None = None  # the documented set_env.sh, if present
+    # The toolkit's install info: its inner release code and the driver inner codes it
+    # states it runs on (`compatible_version=[V100R001C15],...`, ascend-facts §3.3).
+    inner_version: str | None = None
+    compatible_driver: list[VersionRange] = field(default_factory=list)
     # Reached through its layout's link (`cann` from 8.5, else `ascend-toolkit/latest`),
     # which set_env.sh's paths go through; None when the capture does not say.
     linked: bool | None = None

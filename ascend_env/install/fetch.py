@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.install.archive import ArchiveError, Member, matches, unpack
 from ascend_env.install.http import FetchError, Interrupted, download_once
+from ascend_env.install.python_fetch import PythonWheels, fetch_python  # noqa: F401 (moved)
 from ascend_env.install.repo_folder import (
     MANIFEST,
     PARTIAL,
@@ -37,9 +38,6 @@ from ascend_env.install.repo_folder import (
     staging_file,
     write_manifest,
 )
-from ascend_env.install.wheelhouse import DownloadError, Target, python_stack, requirements_for
-from ascend_env.install.wheelhouse import download as download_wheels
-from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
 __all__ = ["MANIFEST", "PARTIAL", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
@@ -69,16 +67,6 @@ class FetchedFile(BaseModel):
     members: dict[str, MemberDigest] = Field(
         default_factory=dict, description="each unpacked file's sha256 and size, by its path "
                                           "inside the unpack folder")
-
-
-class PythonWheels(BaseModel):
-    """How much of the framework venv's dependency closure the repository holds."""
-
-    requirements: list[str]
-    wheels: list[str] = Field(description="the repository's wheels that make up the closure")
-    missing: list[str] = Field(description="requirements no wheel in the repository satisfies")
-    complete: bool
-    message: str = Field("", description="pip's error, or the command that fills the gap")
 
 
 class FetchResult(BaseModel):
@@ -160,30 +148,6 @@ def fetch(plan: Plan, dest: Path, source: Source, *, workers: int = 4,
     write_manifest(dest, {r.file: _entry(r) for r in results
                           if r.status in ("present", "downloaded", "imported")})
     return result
-
-
-def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
-                 index_url: str | None = None) -> FetchResult:
-    """Report (and with `download`, first fill with `pip download`) the repository's share of
-    the framework venv's closure; a gap makes the result incomplete only when it was asked
-    to be filled."""
-    dest = Path(result.dest)
-    error = ""
-    requirements = requirements_for(spec)
-    if download and requirements:
-        try:
-            download_wheels(requirements, Target.of(spec), dest, index_url=index_url)
-        except DownloadError as exc:
-            error = str(exc)
-    stack = python_stack(spec, dest)
-    if stack is None:
-        return result
-    python = PythonWheels(requirements=stack.requirements,
-                          wheels=[str(w.relative_to(dest)) for w in stack.wheels],
-                          missing=[str(m) for m in stack.missing], complete=stack.offline,
-                          message=error or ("" if stack.offline else stack.hint))
-    return result.model_copy(update={
-        "python": python, "complete": result.complete and (python.complete or not download)})
 
 
 def _check_place(dest: Path, name: str, wanted: str) -> None:
