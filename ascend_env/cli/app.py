@@ -17,6 +17,7 @@ import typer
 from ascend_env import __version__
 from ascend_env.cli import (
     doctor_commands,
+    explain_commands,
     image_commands,
     install_commands,
     smoke_commands,
@@ -35,6 +36,7 @@ app.command("install")(install_commands.install)
 app.command("smoke")(smoke_commands.smoke)
 app.command("doctor")(doctor_commands.doctor_command)
 app.command("collect")(doctor_commands.collect_command)
+app.command("explain")(explain_commands.explain)
 app.add_typer(image_commands.image_app, name="image")
 
 

@@ -26,28 +26,25 @@ from pydantic import BaseModel, Field
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.core.resources import shipped_dir
 from ascend_env.core.versions import AscendVersion
-from ascend_env.install.fetch import locate, sha256_of
+from ascend_env.install.installers import Installer, RepoError, verify_repo
 from ascend_env.install.wheelhouse import PythonStack, bundle, python_stack
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_chips, load_matrix
-from ascend_env.spec.plan import Plan, PlanItem
+from ascend_env.spec.plan import Plan
+
+# RepoError and verify_repo live in installers.py; callers keep importing them from here.
+__all__ = ["COMPONENTS", "INSTALL_SCHEMA", "HostResult", "InstallOptions", "InstallSummary",
+           "RepoError", "build_vars", "check_python_stack", "install", "post_install_doctor",
+           "python_vars", "run_playbook", "summarize", "verify_repo"]
 
 INSTALL_SCHEMA = "ascend-env/install/v1"
 COMPONENTS = ("driver", "firmware", "cann", "python", "env", "user")
-# CANN items of the plan, by the component tag that installs them.
-_CANN_KINDS = ("toolkit", "ops", "nnal", "nnae", "nnrt")
 _FIRMWARE_RE = re.compile(r"npu-firmware_(?P<version>.+)\.run$")
 
 # Where runs keep their Ansible log and events unless --log-dir says otherwise.
 RUNS_DIR = Path.home() / ".cache" / "ascend-env" / "runs"
 
 HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run"]
-
-
-class RepoError(AscendEnvError):
-    """The repository lacks a file the plan needs, or a file fails its digest."""
-
-    exit_code = 1
 
 
 class HostResult(BaseModel):
@@ -117,53 +114,12 @@ def _wanted(options: InstallOptions) -> set[str]:
     return components
 
 
-def _item_component(item: PlanItem) -> str:
-    if item.component in _CANN_KINDS:
-        return "cann"
-    if item.component in ("torch", "torch_npu", "mindspore"):
-        return "python"
-    return item.component
-
-
-def verify_repo(plan: Plan, repo: Path, components: set[str]) -> dict[str, Path]:
-    """Every installer the selected components need, found and verified, by plan component.
-
-    Raises RepoError naming every missing or corrupt file before any host is touched.
-    """
-    if not repo.is_dir():
-        raise RepoError(f"repository {repo} does not exist; run `ascend-env fetch --dest {repo}`"
-                        " with the same spec first")
-    found: dict[str, Path] = {}
-    problems: list[str] = []
-    checked: dict[str, bool] = {}
-    for item in plan.items:
-        if _item_component(item) not in components:
-            continue
-        path = locate(repo, item)
-        if path is None:
-            if item.component in ("torch", "torch_npu", "mindspore"):
-                continue  # frameworks may come from the host's package index
-            problems.append(f"{item.file} ({item.component}) is not in {repo}")
-            continue
-        download = repo / item.download
-        if item.download not in checked:
-            checked[item.download] = (item.sha256 is not None and download.is_file()
-                                      and sha256_of(download) == item.sha256)
-        if not checked[item.download]:
-            problems.append(f"{item.download} in {repo} does not match its sha256 "
-                            f"{item.sha256 or '(unknown)'}; run fetch again")
-            continue
-        found[item.component] = path
-    if problems:
-        raise RepoError("the repository is not ready, nothing was changed on any host:\n  "
-                        + "\n  ".join(problems))
-    return found
-
-
-def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: InstallOptions,
+def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
+               options: InstallOptions,
                python: PythonStack | None = None) -> dict[str, Any]:
     """The extra-vars the playbook reads (ascend_*)."""
     components = _wanted(options)
+    files = {name: installer.path for name, installer in installers.items()}
     chip = load_chips().get(spec.hardware.chip)
     assert chip is not None
     cann = spec.cann.version
@@ -199,6 +155,8 @@ def build_vars(spec: EnvSpec, plan: Plan, files: dict[str, Path], options: Insta
             "min_driver": minimum.raw if minimum else None,
         },
         "ascend_files": {name: str(path_) for name, path_ in files.items()},
+        # The host checks its copy of each installer against these before running it.
+        "ascend_digests": {name: installer.sha256 for name, installer in installers.items()},
         "ascend_python": python_vars(spec, python, options) if python else None,
         "ascend_serial": options.serial or 0,
         "ascend_max_fail_percentage": 0 if options.serial else 100,
@@ -228,8 +186,6 @@ def python_vars(spec: EnvSpec, stack: PythonStack, options: InstallOptions) -> d
             # Offline, the exact versions the venv must hold: a venv that has them all is
             # left alone without starting pip (about a second per host).
             "closure": stack.closure if stack.offline else None,
-            # Offline, pip installs with --require-hashes from these (install/wheel_digests.py).
-            "hashes": stack.hashed_requirements() if stack.offline else None,
             "bundle": str(archive) if archive else None,
             "bundle_id": archive.stem if archive else None}
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.report import CheckResult, FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.install.fetch import Source, fetch
+from ascend_env.install.installers import RepoError, verify_repo
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
@@ -333,3 +335,55 @@ def test_a_toolkit_left_without_its_links_reads_alike_in_doctor_and_install(
     linked = cann_checks(fleet)["cann.linked"]
     assert linked.status == "pass", linked
     assert linked.observed == f"/usr/local/Ascend/cann -> {home}"
+
+
+def altered_copy(repo: Path, tmp_path: Path) -> tuple[Path, Path, str, str]:
+    """A copy of the fetched repository whose unpacked driver installer was changed after
+    fetch; returns the copy, the altered file, the digest fetch recorded and the new one."""
+    copy = tmp_path / "altered-repo"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("wheels"), symlinks=True)
+    files = json.loads((copy / "repo.json").read_text())["files"]
+    hdk = next(name for name in files if name.startswith("Ascend-hdk-910b-npu_25.5.0"))
+    member = next(name for name in files[hdk]["members"] if "npu-driver" in name)
+    installer = copy / hdk.removesuffix(".zip") / member
+    with installer.open("ab") as handle:
+        handle.write(b"\nreboot\n")
+    return (copy, installer, files[hdk]["members"][member]["sha256"],
+            hashlib.sha256(installer.read_bytes()).hexdigest())
+
+
+def test_an_installer_changed_after_fetch_is_refused_before_any_host_is_touched(
+        one_host: SimFleet, sim_repo: tuple[Path, dict[str, Plan]], tmp_path: Path) -> None:
+    repo, plans = sim_repo
+    copy, installer, recorded, actual = altered_copy(repo, tmp_path)
+    root = one_host.root(one_host.hosts[0])
+    before = tree_digest(root)
+    with pytest.raises(RepoError) as caught:
+        run(one_host, copy, plans["8.5.0"], "8.5.0", tmp_path)
+    message = str(caught.value)
+    assert f"{installer}: sha256 mismatch: expected {recorded}" in message, message
+    assert f"got {actual}" in message and "nothing was changed on any host" in message
+    assert caught.value.exit_code == 1
+    # No ansible-playbook run at all: install makes its run folder before starting one.
+    assert not (tmp_path / "logs").exists()
+    assert tree_digest(root) == before
+    assert not (root / "var/cache/ascend-env").exists()
+
+
+def test_the_host_refuses_a_copy_that_does_not_match_its_digest(
+        one_host: SimFleet, sim_repo: tuple[Path, dict[str, Plan]], tmp_path: Path) -> None:
+    """What reaches the host is checked there too: a digest that the copy does not have (as
+    if the file changed between install's check and the copy) stops the host before it runs
+    the installer."""
+    repo, plans = sim_repo
+    installers = verify_repo(plans["8.5.0"], repo, set(COMPONENTS))
+    digests = {name: found.sha256 for name, found in installers.items()}
+    digests["driver"] = "0" * 64
+    host = one_host.hosts[0]
+    summary = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path,
+                  extra_vars={"ascend_digests": digests})
+    assert statuses(summary) == {host: "failed"}, summary
+    message = summary.hosts[0].message
+    assert "sha256 mismatch" in message and f"expected {'0' * 64}" in message, message
+    assert f"got {installers['driver'].sha256}" in message
+    assert installed_versions(one_host, host)["driver"] == ""

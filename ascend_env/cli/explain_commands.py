@@ -1,0 +1,65 @@
+"""`ascend-env explain`: known Ascend error signatures in log text, what they mean, their
+causes and fix; with a host, the checks that say which cause holds there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.core.errors import UsageError
+
+FilesArgument = Annotated[list[str] | None, typer.Argument(
+    help="Log files or folders (CANN's plog tree, e.g. ~/ascend/log/debug/plog/); "
+         "`-` or nothing: standard input.", show_default=False)]
+
+
+def explain(
+    files: FilesArgument = None,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="Run the confirming checks on this target (as `doctor --host`).")
+    ] = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Run the confirming checks on every host of an inventory.")
+    ] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")
+                     ] = None,
+    ssh_config: Annotated[Path | None, typer.Option("--ssh-config", help="ssh config for --host.")
+                          ] = None,
+    profile: ProfileOption = None,
+    spec: SpecOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Explain Ascend errors in logs (exit 0 all explained, 1 some not, 2 unreadable input)."""
+    from ascend_env.explain.match import default_matcher
+    from ascend_env.explain.plog import read_inputs
+    from ascend_env.explain.report import Explanation
+
+    if host is not None and inventory is not None:
+        raise UsageError("name either --host or --inventory, not both")
+    if (profile is not None or spec is not None) and host is None and inventory is None:
+        raise UsageError("--profile/--spec set what the confirming checks expect: they go "
+                         "with --host or --inventory")
+    inputs = read_inputs(list(files or []))
+    scan = default_matcher().scan(inputs.texts())
+    explanation = Explanation(inputs=inputs, scan=scan)
+    if (host is not None or inventory is not None) and scan.hits:
+        from ascend_env.doctor.run import DoctorOptions
+        from ascend_env.explain.confirm import run_checks, wanted_checks
+
+        loaded = None
+        if profile is not None or spec is not None:
+            from ascend_env.spec.envspec import load_spec
+
+            loaded = load_spec(profile=profile, path=spec)
+        checks = wanted_checks([c for hit in scan.hits for c in hit.signature.causes])
+        if checks:
+            options = DoctorOptions(spec=loaded, inventory=inventory, limit=limit,
+                                    target=host, ssh_config=ssh_config)
+            explanation.hosts = run_checks(options, checks)
+    from ascend_env.cli.explain_view import render_explanation
+
+    render_explanation(explanation, as_json=as_json, host=host)
+    raise typer.Exit(explanation.exit_code())

@@ -1,0 +1,78 @@
+"""Terminal and JSON renderings of `ascend-env explain`."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from ascend_env.explain.confirm import verdict
+from ascend_env.explain.report import Explanation
+
+MAX_UNKNOWN_SHOWN = 20
+_MARK = {"error": "x", "warning": "!", "info": "i"}
+
+
+def _echo(text: str = "") -> None:
+    typer.echo(text)
+
+
+def render_explanation(explanation: Explanation, *, as_json: bool,
+                       host: str | None = None) -> None:
+    if as_json:
+        typer.echo(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False))
+        return
+    scan, inputs = explanation.scan, explanation.inputs
+    names = len(inputs.sources)
+    _echo(f"explain: {len(scan.hits)} known signature(s) in {names} input(s), "
+          f"{scan.lines} line(s); {len(scan.unknown)} error-looking line(s) not known")
+    for path, reason in inputs.skipped[:10]:
+        _echo(f"  skipped {path}: {reason}")
+    if len(inputs.skipped) > 10:
+        _echo(f"  ... and {len(inputs.skipped) - 10} more skipped")
+    for source in inputs.sources:
+        if source.note:
+            _echo(f"  {source.name}: {source.note}")
+    for down in explanation.unreachable:
+        _echo(f"  {down.host}: not checked: {down.error}")
+    for hit in scan.hits:
+        s = hit.signature
+        times = f"  x{hit.count}" if hit.count > 1 else ""
+        _echo()
+        _echo(f"{_MARK[s.severity]} {s.id}{times}  [{s.severity}]  first at "
+              f"{hit.source}:{hit.line_number}")
+        _echo(f"    {hit.line[:300]}")
+        _echo(f"  means: {s.meaning}")
+        _echo("  likely causes:")
+        for number, cause in enumerate(s.causes, start=1):
+            checks = f"  (checks: {', '.join(cause.checks)})" if cause.checks else ""
+            _echo(f"    {number}. {cause.text}{checks}")
+            for checked in explanation.hosts:
+                result = verdict(cause, checked)
+                if result == "not checkable":
+                    continue
+                seen = [checked.results[c] for c in cause.checks if c in checked.results]
+                failing = [f"{r.id} {r.status}: {r.message}" for r in seen
+                           if r.status in ("fail", "warn")]
+                detail = f" - {'; '.join(failing)}" if failing else ""
+                mark = "HOLDS" if result == "holds" else result
+                _echo(f"       {checked.host}: {mark}{detail}")
+        fix = s.fix
+        if fix.id:
+            _echo(f"  fix: ascend-env doctor --fix  (fix id {fix.id}); by hand: {fix.command}")
+        else:
+            _echo(f"  fix: {fix.command}")
+        _echo(f"  source: {s.source}")
+    if scan.unknown:
+        _echo()
+        _echo(f"not known ({len(scan.unknown)} line(s) that look like errors):")
+        for item in scan.unknown[:MAX_UNKNOWN_SHOWN]:
+            times = f" (x{item.count})" if item.count > 1 else ""
+            _echo(f"  {item.source}:{item.line_number}{times}  {item.line[:200]}")
+        if len(scan.unknown) > MAX_UNKNOWN_SHOWN:
+            _echo(f"  ... {len(scan.unknown) - MAX_UNKNOWN_SHOWN} more (--json lists them)")
+        target = f"--host {host}" if host else "--host H"
+        _echo(f"  for support, capture the host with: ascend-env collect {target} "
+              "-o capture.json --redact")
+    elif not scan.hits:
+        _echo("nothing in the input looks like an error")

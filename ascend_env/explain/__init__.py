@@ -1,0 +1,1 @@
+"""The error signature knowledge base (ascend_env/data/signatures/) and its matcher."""

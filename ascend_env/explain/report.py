@@ -1,0 +1,71 @@
+"""The `ascend-env/explain/v1` document: what was read, each known signature found (with,
+for a host, the confirming checks' results and each cause's verdict), and the error-looking
+lines no signature explains."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT
+from ascend_env.explain.confirm import HostChecks, verdict
+from ascend_env.explain.match import Hit, Scan
+
+if TYPE_CHECKING:
+    from ascend_env.explain.plog import Inputs
+
+EXPLAIN_SCHEMA = "ascend-env/explain/v1"
+MAX_UNKNOWN_JSON = 500
+
+
+@dataclass
+class Explanation:
+    inputs: Inputs
+    scan: Scan
+    hosts: list[HostChecks] = field(default_factory=list)
+
+    @property
+    def unreachable(self) -> list[HostChecks]:
+        return [h for h in self.hosts if not h.reachable]
+
+    def exit_code(self) -> int:
+        """0 every error-looking line explained; 1 some not; 2 a host could not be checked."""
+        if self.unreachable:
+            return EXIT_CANNOT_RUN
+        return EXIT_NOT_RIGHT if self.scan.unknown else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": EXPLAIN_SCHEMA,
+            "inputs": [{"name": s.name, "lines": len(s.text.splitlines()),
+                        "note": s.note} for s in self.inputs.sources],
+            "skipped": [{"path": p, "reason": r} for p, r in self.inputs.skipped],
+            "hosts": [{"host": h.host, "reachable": h.reachable, "error": h.error}
+                      for h in self.hosts],
+            "summary": {"lines": self.scan.lines, "matches": len(self.scan.hits),
+                        "occurrences": sum(h.count for h in self.scan.hits),
+                        "unknown": len(self.scan.unknown)},
+            "matches": [match_json(hit, self.hosts) for hit in self.scan.hits],
+            "unknown": [{"line": u.line, "file": u.source, "line_number": u.line_number,
+                         "count": u.count} for u in self.scan.unknown[:MAX_UNKNOWN_JSON]],
+        }
+
+
+def match_json(hit: Hit, hosts: list[HostChecks]) -> dict[str, Any]:
+    s = hit.signature
+    causes = []
+    for cause in s.causes:
+        item: dict[str, Any] = {"text": cause.text, "checks": list(cause.checks)}
+        if hosts:
+            item["verdict"] = {h.host: verdict(cause, h) for h in hosts}
+        causes.append(item)
+    document: dict[str, Any] = {
+        "id": s.id, "family": s.family, "severity": s.severity, "line": hit.line,
+        "file": hit.source, "line_number": hit.line_number, "count": hit.count,
+        "meaning": s.meaning, "causes": causes, "fix": s.fix.as_json(), "source": s.source}
+    if hosts:
+        document["checks"] = [
+            {"host": h.host, "id": check_id, "status": h.results[check_id].status,
+             "message": h.results[check_id].message}
+            for h in hosts for check_id in s.checks if check_id in h.results]
+    return document
