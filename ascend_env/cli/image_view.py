@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -52,14 +51,6 @@ def render_run_args(result: RunArgs, *, as_json: bool, image: str | None = None)
     if image is not None:
         print(result.command_line(image))
     else:
-        pairs: list[str] = []
-        args = list(result.args)
-        while args:
-            head = args.pop(0)
-            if head.startswith("-") and "=" not in head and args and \
-                    not args[0].startswith("-"):
-                head += " " + shlex.quote(args.pop(0))
-            pairs.append(head)
-        print(" \\\n".join(pairs))
+        print(" \\\n".join(result.paste_lines()))
     for note in result.notes:
         print(f"# {note}", file=sys.stderr)

@@ -53,11 +53,55 @@ class RunArgs(BaseModel):
 
     model_config = {"populate_by_name": True}
 
-    def command_line(self, image: str = "IMAGE") -> str:
-        """A shell line for a terminal: the runtime's `run` with the arguments."""
+    def command_argv(self, image: str = "IMAGE") -> list[str]:
+        """The runtime's `run` with the arguments and the image, one argv item each."""
         tool = "podman" if self.runtime == "podman" else "docker"
-        return " ".join([tool, "run", *(shlex.quote(a) for a in self.args),
-                         shlex.quote(image)])
+        return [tool, "run", *self.args, check_image_reference(image)]
+
+    def command_line(self, image: str = "IMAGE") -> str:
+        """A shell line for a terminal: every item quoted, so a shell splits it back into
+        command_argv() and nothing in it runs as a command of its own."""
+        return shlex.join(self.command_argv(image))
+
+    def paste_lines(self) -> list[str]:
+        """The arguments as lines to paste (an option with its value on one line), each
+        quoted; joined with ` \\` + newline they are the same argv to a shell."""
+        lines: list[str] = []
+        args = list(self.args)
+        while args:
+            pair = [args.pop(0)]
+            if pair[0].startswith("-") and "=" not in pair[0] and args and \
+                    not args[0].startswith("-"):
+                pair.append(args.pop(0))
+            lines.append(shlex.join(pair))
+        return lines
+
+
+# docker run's reference: "--shm-size: the format is <number><unit>; number must be greater
+# than 0; unit is optional and can be b, k, m or g" (docs.docker.com/reference/cli/docker/
+# container/run/); docker's parser (go-units RAMInBytes) also takes kb, mb, gb. Anything else,
+# a sign, a space or `;` included, is refused before it reaches a printed line.
+_SHM_SIZE = re.compile(r"(?P<number>[0-9]{1,15})(?P<unit>[bkmg]|[kmg]b)?", re.IGNORECASE)
+# An image reference: no leading dash (docker would read it as an option) and nothing a
+# terminal or shell treats specially (whitespace, control characters).
+_IMAGE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}")
+
+
+def check_shm_size(value: str) -> str:
+    """The --shm-size value as docker and podman accept it, or a UsageError saying why not."""
+    match = _SHM_SIZE.fullmatch(value)
+    if match is None or int(match.group("number")) == 0:
+        raise UsageError(f"--shm-size {value!r}: give a size above 0 like 16g, 512m or "
+                         "1073741824 (a number, then b, k, m or g)")
+    return value
+
+
+def check_image_reference(value: str) -> str:
+    """An image name, tag or digest, or a UsageError (a leading `-` would be an option)."""
+    if _IMAGE_REF.fullmatch(value) is None:
+        raise UsageError(f"--image {value!r}: not an image reference (like "
+                         "ascend-env/910b:8.5.0 or registry.example/ns/img@sha256:...)")
+    return value
 
 
 @dataclass(frozen=True)
@@ -163,6 +207,8 @@ def _relabel(request: RunArgsRequest, host: HostView) -> bool:
 def run_args(request: RunArgsRequest, host: HostView | None = None) -> RunArgs:
     """The exact arguments for the runtime, device selection and host."""
     host = host or HostView()
+    if request.shm_size is not None:
+        check_shm_size(request.shm_size)  # before the devices: a usage error is told first
     devices, notes = select_devices(request, host)
     relabel = _relabel(request, host)
     spec = request.spec
@@ -196,8 +242,8 @@ def run_args(request: RunArgsRequest, host: HostView | None = None) -> RunArgs:
             mounts.append(optional)
     for path in mounts:
         args += ["-v", volume(path)]
-    if request.shm_size:
-        args.append(f"--shm-size={request.shm_size}")
+    if request.shm_size is not None:
+        args.append(f"--shm-size={check_shm_size(request.shm_size)}")
     else:
         args.append("--ipc=host")
     gid = host.group_gid(user)

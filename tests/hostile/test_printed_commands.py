@@ -1,0 +1,95 @@
+"""Shell safety of what ascend-env prints to paste (issue 15, item 7, printed commands).
+
+For each printed command, a POSIX shell's split of the text (shlex.split, after the
+backslash-newline continuations a shell removes) is exactly the argv meant, hostile values
+included: nothing in a value can end the command or start another.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from ascend_env.core.errors import UsageError
+from ascend_env.image.runargs import (
+    HostView,
+    RunArgsRequest,
+    check_image_reference,
+    check_shm_size,
+    run_args,
+)
+from ascend_env.spec.envspec import load_spec
+from tests.cli_invoke import invoke
+
+HOSTILE = ["-1 ; reboot", "$(reboot)", "`reboot`", "16g\nreboot", "16g && reboot", "16g|sh",
+           "'16g'", "16 g", "-16g", "0", "0g", "16x", "", "\uff11\uff16g", "9" * 40]
+
+
+def shell_split(printed: str) -> list[str]:
+    """How sh splits a pasted text: `\\` + newline joins lines, then words."""
+    return shlex.split(printed.replace("\\\n", ""))
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_shm_sizes_are_refused(value: str) -> None:
+    with pytest.raises(UsageError, match="--shm-size"):
+        check_shm_size(value)
+    done = invoke("image", "run-args", "--devices", "0", "--shm-size", value)
+    assert done.code == 2, done
+    assert "reboot" not in done.out  # nothing printed to paste
+    assert "Traceback" not in done.out + done.err
+
+
+@pytest.mark.parametrize("value", ["16g", "512m", "1073741824", "64K", "2gb", "1b"])
+def test_sizes_docker_takes_are_kept(value: str) -> None:
+    assert check_shm_size(value) == value
+
+
+@pytest.mark.parametrize("image", ["x; reboot", "-v/:/host", "--privileged", "a b", "$(id)",
+                                   "img\nreboot", ""])
+def test_hostile_image_references_are_refused(image: str) -> None:
+    with pytest.raises(UsageError, match="--image"):
+        check_image_reference(image)
+    done = invoke("image", "run-args", "--devices", "0", "--image", image)
+    assert done.code == 2, done
+    assert "Traceback" not in done.out + done.err
+
+
+def _hostile_spec(tmp_path: Path, install_path: str) -> object:
+    """The 910b profile with an install path a shell would split, built past validation
+    (values reach run-args from a spec another check may one day let through)."""
+    spec = load_spec(profile="910b")
+    return spec.model_copy(update={"install": spec.install.model_copy(
+        update={"path": install_path})})
+
+
+@pytest.mark.parametrize("install_path", ["/opt/Ascend dir", "/opt/$(reboot)", "/opt/a;reboot",
+                                          "/opt/it's", "/opt/`id`"])
+@pytest.mark.parametrize("runtime", ["docker", "podman", "ascend-docker-runtime"])
+def test_run_lines_split_back_into_their_argv(tmp_path: Path, install_path: str,
+                                              runtime: str) -> None:
+    (tmp_path / "dev").mkdir()
+    spec = _hostile_spec(tmp_path, install_path)
+    result = run_args(RunArgsRequest(devices="0,1", runtime=runtime,  # type: ignore[arg-type]
+                                     selinux="on", spec=spec, shm_size="16g"),  # type: ignore[arg-type]
+                      HostView(root=tmp_path))
+    assert any(install_path in a for a in result.args)  # the hostile value is in there
+    assert shell_split(result.command_line("ascend-env/910b:8.5.0")) == \
+        result.command_argv("ascend-env/910b:8.5.0")
+    assert shell_split(" \\\n".join(result.paste_lines())) == result.args
+    for line in result.paste_lines():  # each pasted line alone is one option and its value
+        assert len(shell_split(line)) in (1, 2)
+
+
+def test_printed_text_of_the_cli_splits_into_the_json_args() -> None:
+    as_json = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g", "--json")
+    assert as_json.code == 0, as_json
+    args = json.loads(as_json.out)["args"]
+    text = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g")
+    assert shell_split(text.out) == args
+    line = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g",
+                  "--image", "ascend-env/910b:8.5.0")
+    assert shell_split(line.out) == ["docker", "run", *args, "ascend-env/910b:8.5.0"]
