@@ -12,6 +12,9 @@ from ascend_env.facts.model import Facts, NpuDevice
 pytestmark = [pytest.mark.category("devices"), pytest.mark.level(1)]
 
 BAD_HEALTH = ("ALARM", "CRITICAL")
+# The words npu-smi prints in Health (DCMI levels, UNKNOWN for a device that did not start);
+# anything else was not understood and is never taken for OK.
+HEALTH_WORDS = ("OK", "WARNING", "ALARM", "CRITICAL", "UNKNOWN")
 
 
 def _ids(devices: list[NpuDevice]) -> str:
@@ -46,8 +49,8 @@ def test_started(devices: list[NpuDevice]) -> None:
     observe(f"{len(devices)} device(s) started")
 
 
-def test_health(devices: list[NpuDevice]) -> None:
-    """devices.health: no NPU reports a health alarm."""
+def test_health(facts: Facts, devices: list[NpuDevice]) -> None:
+    """devices.health: no NPU reports a health alarm, and every NPU's health was read."""
     def worst(d: NpuDevice) -> str:
         return ((d.health_status or "") + " " + (d.health or "")).upper()
 
@@ -70,7 +73,31 @@ def test_health(devices: list[NpuDevice]) -> None:
              observed=", ".join(f"NPU {d.npu_id}: {d.health}" for d in warned),
              expected="Health OK", why="a minor alarm often precedes a major one",
              manual="npu-smi info -t health -i <id> -c 0")
+    unread = _unread_health(facts, devices)
+    if unread:
+        warn(message="health not judged: " + "; ".join(unread),
+             observed="; ".join(unread), expected="every device's row read, Health OK",
+             why="a row or word the doctor cannot read may hide a faulty device; it is never "
+                 "taken for OK",
+             manual="npu-smi info ; npu-smi info -t health -i <id> -c 0 ; if the table is "
+                    "fine, report the verbatim output (it is a layout the doctor lacks)")
     observe(f"{len(devices)} device(s) healthy")
+
+
+def _unread_health(facts: Facts, devices: list[NpuDevice]) -> list[str]:
+    """What keeps the health of a device from being read: unknown words, unread rows."""
+    out = []
+    for d in devices:
+        word = d.health_status or d.health
+        where = f"NPU {d.npu_id}" + (f" chip {d.chip_id}" if d.chip_id is not None else "")
+        if word is None:
+            out.append(f"{where}: no Health shown")
+        elif any(w.upper() not in HEALTH_WORDS for w in (d.health, d.health_status) if w):
+            out.append(f"{where}: unknown Health '{word}'")
+        if d.unparsed:
+            out.append(f"{where}: unread {', '.join(d.unparsed)}")
+    out += [f"unread npu-smi line '{line[:100]}'" for line in facts.npu_smi.unparsed]
+    return out
 
 
 def test_free(devices: list[NpuDevice]) -> None:

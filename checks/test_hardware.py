@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.doctor.findings import fail, failure, observe
+from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import Facts
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Chip, load_chips
@@ -70,3 +70,28 @@ def test_chip(facts: Facts, with_spec: EnvSpec) -> None:
         why="driver, firmware and operator packages are built per chip family",
         manual="use the profile of this hardware (ascend-env profiles list)")
     observe(wanted.family if wanted else facts.chip)
+
+
+def test_names(facts: Facts) -> None:
+    """hardware.names: every NPU name npu-smi prints is a chip family chips.yaml knows."""
+    named = [d for d in facts.devices if d.name is not None or d.unparsed]
+    if not named:
+        pytest.skip("npu-smi shows no device names")
+    unknown: dict[str, list[str]] = {}
+    for d in named:
+        if d.chip is None:
+            unknown.setdefault(d.name or "(unreadable)", []).append(str(d.npu_id))
+    if unknown:
+        # A warning, not a failure: the cards may be fine; only the doctor cannot tell which
+        # driver, firmware and operator packages they need.
+        listed = "; ".join(f"'{name}' (NPU {', '.join(dict.fromkeys(ids))})"
+                           for name, ids in unknown.items())
+        warn(message=f"npu-smi names a chip that chips.yaml does not know: {listed}",
+             observed=listed,
+             expected="an npu-smi name of ascend_env/data/chips.yaml",
+             why="without the chip family the doctor cannot say which packages the host needs; "
+                 "the PCI device id (hardware.cards) tells it where the bus is visible",
+             manual="lspci -nn -d 19e5: ; npu-smi info -t board -i <id> ; add the name to "
+                    "chips.yaml with the public output that shows it")
+    families = sorted({d.chip for d in named if d.chip})
+    observe(", ".join(families) + f" ({len(named)} device(s))")

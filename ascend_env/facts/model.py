@@ -226,6 +226,9 @@ class NpuSmiFacts:
     tool_version: str | None = None
     driver_version: str | None = None
     listed_ids: list[int] = field(default_factory=list)
+    # Lines of the `npu-smi info` table the parser could not read, verbatim: a device may hide
+    # in one, so checks that judge every device do not pass while any is left.
+    unparsed: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -235,10 +238,13 @@ class NpuDevice:
     npu_id: int
     chip_id: int | None = None
     device_id: int | None = None
+    phy_id: int | None = None  # A3 tables: `Chip  Phy-ID`, the die's physical id
     name: str | None = None
     chip: ChipName | None = None
     health: str | None = None
     health_status: str | None = None  # chip-level `Health Status`
+    # Cells of this device's rows the parser could not read, as `<column> '<raw text>'`.
+    unparsed: list[str] = field(default_factory=list)
     error_codes: list[str] = field(default_factory=list)
     error_information: list[str] = field(default_factory=list)
     bus_id: str | None = None

@@ -25,6 +25,7 @@ class NpuChipRow:
     npu_id: int
     chip_id: int | None = None
     device_id: int | None = None  # logical device (310P `Device` column)
+    phy_id: int | None = None  # physical die id (A3 `Phy-ID` column)
     name: str | None = None
     health: str | None = None
     bus_id: str | None = None
@@ -37,6 +38,8 @@ class NpuChipRow:
     memory_total_mb: int | None = None
     hbm_used_mb: int | None = None
     hbm_total_mb: int | None = None
+    # `<column> '<raw text>'` for every cell of the two rows that does not read as its column.
+    unparsed: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -45,16 +48,23 @@ class NpuSmiInfo:
 
     tool_version: str | None = None
     driver_version: str | None = None
+    chip_header: str | None = None  # second header row: "Chip", "Chip Device", "Chip Phy-ID"
     chips: list[NpuChipRow] = field(default_factory=list)
     processes: list[NpuProcess] = field(default_factory=list)
     idle_npus: list[int] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)  # table lines not read, verbatim
     error: str | None = None
     notes: list[str] = field(default_factory=list)
 
 
 _TITLE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
-_PAIR = re.compile(r"(\S+)\s*/\s*(\S+)")
+_PAIR = re.compile(r"(\d+)\s*/\s*(\d+)")
 _NO_PROCESS = re.compile(r"No running processes found in NPU\s+(\d+)", re.IGNORECASE)
+# A table border: +---+, +===+ (a pasted table may end in a border cut short).
+_BORDER = re.compile(r"^\+[-=+]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)?|NA|-)$")
+_BUS_ID = re.compile(r"^(?:[0-9A-Fa-f]{4}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 
 
 def _cells(line: str) -> list[str]:
@@ -66,8 +76,11 @@ def _usage_names(header: str) -> list[str]:
     return [m.split("-Usage")[0] for m in re.findall(r"([A-Za-z]+-Usage)", header)]
 
 
-def _fill_usage(row: NpuChipRow, names: list[str], text: str) -> None:
+def _fill_usage(row: NpuChipRow, names: list[str], text: str, column: str) -> None:
+    """Set the used/total pairs of a cell; a cell that is not exactly those pairs is unparsed."""
     pairs = _PAIR.findall(text)
+    if _PAIR.sub("", text).strip() or len(pairs) != len(names):
+        row.unparsed.append(f"{column} '{text}'")
     for name, (used, total) in zip(names, pairs, strict=False):
         key = {"memory": "memory", "hbm": "hbm", "hugepages": "hugepages"}.get(name.lower())
         if key is None:
@@ -88,81 +101,114 @@ def _header_kind(cells: list[str]) -> str | None:
     return None
 
 
+def _is_top(cells: list[str]) -> bool:
+    """A chip's first row: `NPU-id Name` in the first cell (the name may be unreadable)."""
+    words = cells[0].split()
+    return len(words) >= 2 and words[0].isdigit() and not all(w.isdigit() for w in words)
+
+
+def _is_bottom(cells: list[str]) -> bool:
+    """A chip's second row: only ids in the first cell (`Chip`, `Chip Device|Phy-ID`)."""
+    words = cells[0].split()
+    return bool(words) and all(w.isdigit() for w in words)
+
+
 def parse_npu_smi_info(text: str) -> NpuSmiInfo:
-    """Every published layout of `npu-smi info` (ascend-facts §4.1-4.3).
+    """Every published layout of `npu-smi info` (ascend-facts §4.1-4.3, tests/data/real).
 
     Rows are read by cells, not columns, so table width does not matter: 910B/910 tables
-    (`Chip` under `NPU Name`), 310P tables (`Chip Device`, the NPU id repeated per chip),
-    `NA` power or bus id, NPU ids that do not start at 0.
+    (`Chip` under `NPU Name`), 310P tables (`Chip Device`, the NPU id repeated per chip), A3
+    tables (`Chip Phy-ID`, two dies per NPU id), `NA` power or bus id, NPU ids that do not
+    start at 0. Nothing is dropped: a cell that does not read as its column stays in the row's
+    `unparsed`, a line that is no row at all in `unparsed` (redacted `0000:xx:00.0` Bus-Ids
+    included), so a check can say what it could not judge.
     """
     info = NpuSmiInfo()
     names: dict[str, list[str]] = {"top": [], "bottom": []}
     section = "devices"
-    pending: list[str] | None = None  # first row of a chip, waiting for its second
-    table_lines = [line.strip() for line in text.splitlines() if line.strip().startswith("|")]
-    if not table_lines:
-        info.error = text.strip().splitlines()[0].strip() if text.strip() else None
+    pending: tuple[list[str], str] | None = None  # first row of a chip, waiting for its second
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not any(line.startswith("|") for line in lines):
+        info.error = lines[0] if lines else None
         return info
-    info.notes += [f"unparsed npu-smi info line: {line.strip()[:120]}"
-                   for line in text.splitlines()
-                   if line.strip() and not line.strip().startswith(("|", "+"))]
-    for line in table_lines:
+    for line in lines:
         title = _TITLE.search(line)
-        if title:
+        if title and line.startswith("|"):
             info.tool_version, info.driver_version = title.group(1), title.group(2)
             continue
-        cells = _cells(line)
-        header = _header_kind(cells)
+        if _BORDER.match(line):
+            continue
+        cells = _cells(line) if line.startswith("|") else []
+        header = _header_kind(cells) if cells else None
         if header is not None:
             section = "processes" if header == "processes" else section
             names[header] = _usage_names(cells[-1])
+            if header == "bottom":
+                info.chip_header = " ".join(cells[0].split())
+        elif not cells:
+            info.unparsed.append(line)
         elif section == "processes":
             _process_row(info, cells, line)
-        elif pending is not None and _is_bus_cell(cells):
-            info.chips.append(_chip_row(pending, cells, names["top"], names["bottom"]))
+        elif pending is not None and _is_bottom(cells):
+            info.chips.append(_chip_row(pending[0], cells, names["top"], names["bottom"],
+                                        info.chip_header))
             pending = None
         else:
             if pending is not None:
-                info.notes.append(f"npu-smi info row without its second line: {pending}")
-            words = cells[0].split()
-            pending = cells if len(cells) >= 3 and words and words[0].isdigit() else None
+                info.unparsed.append(pending[1])
+            pending = (cells, line) if _is_top(cells) else None
             if pending is None:
-                info.notes.append(f"unparsed npu-smi info row: {line[:120]}")
+                info.unparsed.append(line)
     if pending is not None:
-        info.notes.append(f"npu-smi info row without its second line: {pending}")
+        info.unparsed.append(pending[1])
+    info.notes += [f"unparsed npu-smi info line: {line[:120]}" for line in info.unparsed]
     return info
 
 
-_BUS_ID = re.compile(r"^(?:[0-9A-Fa-f]{4}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
-
-
-def _is_bus_cell(cells: list[str]) -> bool:
-    """The second row of a chip has the Bus-Id (or NA, ascend-facts §4.3) in its 2nd cell."""
-    return len(cells) >= 2 and (cells[1] == "NA" or _BUS_ID.match(cells[1]) is not None)
-
-
 def _chip_row(top: list[str], bottom: list[str], top_names: list[str],
-              bottom_names: list[str]) -> NpuChipRow:
-    head = top[0].split(maxsplit=1)
+              bottom_names: list[str], chip_header: str | None) -> NpuChipRow:
+    head = top[0].split()
+    row = NpuChipRow(npu_id=int(head[0]))
+    name = " ".join(head[1:])
+    if _NAME.match(name):
+        row.name = name
+    else:
+        row.unparsed.append(f"Name '{name}'")
+    if len(top) != 3 or len(bottom) != 3:
+        row.unparsed.append(f"row '{' | '.join(top)}' / '{' | '.join(bottom)}'")
+    row.health = none_if_na(top[1]) if len(top) > 1 else None
+    # Second id column: `Device` (310P logical device) or `Phy-ID` (A3 die); none on 910/910B.
     ids = bottom[0].split()
-    row = NpuChipRow(
-        npu_id=int(head[0]),
-        name=head[1].strip() if len(head) > 1 else None,
-        health=none_if_na(top[1]) if len(top) > 1 else None,
-        chip_id=to_int(ids[0]) if ids else None,
-        device_id=to_int(ids[1]) if len(ids) > 1 else None,
-        bus_id=(none_if_na(bottom[1]) or "").lower() or None if len(bottom) > 1 else None,
-    )
+    second = (chip_header or "").split()[1:]
+    row.chip_id = to_int(ids[0])
+    if len(ids) > 1 and second == ["Phy-ID"]:
+        row.phy_id = to_int(ids[1])
+    elif len(ids) > 1:
+        row.device_id = to_int(ids[1])
+    if len(ids) > 1 + min(len(second), 1):
+        row.unparsed.append(f"Chip '{bottom[0]}'")
+    bus = bottom[1] if len(bottom) > 1 else ""
+    if _BUS_ID.match(bus):
+        row.bus_id = bus.lower()
+    elif bus != "NA":  # NA: no PCIe bus id on this product (Atlas 200I A2, §4.3)
+        row.unparsed.append(f"Bus-Id '{bus}'")
     power_temp = top[2].split() if len(top) > 2 else []
-    if power_temp:
-        row.power_w = to_float(power_temp[0])
-    if len(power_temp) > 1:
-        row.temp_c = to_float(power_temp[1])
-    _fill_usage(row, top_names or ["Hugepages"], " ".join(power_temp[2:]))
+    for value, attr, column in zip(power_temp[:2], ("power_w", "temp_c"),
+                                   ("Power(W)", "Temp(C)"), strict=False):
+        if _NUMBER.match(value):
+            setattr(row, attr, to_float(value))
+        else:
+            row.unparsed.append(f"{column} '{value}'")
+    if len(power_temp) < 2:
+        row.unparsed.append(f"Power(W) Temp(C) '{top[2] if len(top) > 2 else ''}'")
+    _fill_usage(row, top_names or ["Hugepages"], " ".join(power_temp[2:]), "Hugepages-Usage")
     usage = bottom[2].split(maxsplit=1) if len(bottom) > 2 else []
-    if usage:
+    if usage and _NUMBER.match(usage[0]):
         row.aicore_pct = to_float(usage[0])
-    _fill_usage(row, bottom_names or ["Memory", "HBM"], usage[1] if len(usage) > 1 else "")
+    else:
+        row.unparsed.append(f"AICore(%) '{usage[0] if usage else ''}'")
+    _fill_usage(row, bottom_names or ["Memory", "HBM"], usage[1] if len(usage) > 1 else "",
+                "Memory-Usage")
     return row
 
 
@@ -364,14 +410,26 @@ def parse_npu_smi_health(text: str) -> NpuSmiHealth:
     return out
 
 
-def chip_for_npu_name(name: str | None) -> ChipName | None:
-    """The chip family of an npu-smi `Name` (910B3, 310P3...), from chips.yaml."""
+def chip_for_npu_name(name: str | None, chip_header: str | None = None) -> ChipName | None:
+    """The chip family of an npu-smi `Name` (910B3, 310P3...), from chips.yaml.
+
+    A name of `npu_smi_names_under` counts only in a table whose second header row has that
+    column: A3 hosts print `Ascend910` under `Chip  Phy-ID` (tests/data/real/a3-*).
+    """
     if name is None:
         return None
+    columns = (chip_header or "").split()[1:]
     for chip in load_chips().chips.values():
-        if name in chip.npu_smi_names:
+        if name in chip.npu_smi_names or chip.npu_smi_names_under.get(name) in columns:
             return chip.name
     return None
+
+
+def unknown_name_note(name: str, chip_header: str | None) -> str:
+    """Why a name did not give a chip family, with the raw name (never a silent None)."""
+    header = f" under '{chip_header}'" if chip_header else ""
+    return (f"npu-smi name '{name}'{header} is no chip family of chips.yaml "
+            "(PCI device id decides where the capture has it)")
 
 
 def read_npu(r: CaptureReader) -> tuple[NpuSmiFacts, list[NpuDevice]]:
@@ -392,6 +450,7 @@ def read_npu(r: CaptureReader) -> tuple[NpuSmiFacts, list[NpuDevice]]:
         facts.error = table.error
     r.notes += table.notes
     facts.tool_version, facts.driver_version = table.tool_version, table.driver_version
+    facts.unparsed = table.unparsed
     ids = parse_npu_smi_list(listing.stdout) if listing and listing.ok else NpuSmiList()
     facts.listed_ids = [n.npu_id for n in ids.npus]
     devices = [_device(r, row, table) for row in table.chips]
@@ -417,9 +476,13 @@ def _device(r: CaptureReader, row: NpuChipRow, table: NpuSmiInfo) -> NpuDevice:
                  if p.npu_id == row.npu_id and (p.chip_id in (None, row.chip_id))]
     if row.npu_id in table.idle_npus:
         processes = []
+    chip = chip_for_npu_name(row.name, table.chip_header) or chip_for_pci(board.pci_device_id)
+    note = unknown_name_note(row.name, table.chip_header) if row.name else None
+    if chip is None and note is not None and note not in r.notes:
+        r.notes.append(note)
     return NpuDevice(
-        npu_id=row.npu_id, chip_id=row.chip_id, device_id=row.device_id, name=row.name,
-        chip=chip_for_npu_name(row.name) or chip_for_pci(board.pci_device_id),
+        npu_id=row.npu_id, chip_id=row.chip_id, device_id=row.device_id, phy_id=row.phy_id,
+        name=row.name, chip=chip, unparsed=row.unparsed,
         health=health, health_status=chip_health.status,
         error_codes=chip_health.error_codes,
         error_information=chip_health.error_information,

@@ -270,6 +270,9 @@ class Chip(_Strict):
     pci_device_id: str
     pci_subsystems: dict[str, str] = Field(description="subsystem vendor:device -> product")
     npu_smi_names: list[str]
+    # npu-smi Names that tell the family only beside a column of the table's second header
+    # row (A3: Ascend910 under `Chip  Phy-ID`); see chips.yaml.
+    npu_smi_names_under: dict[str, str] = Field(default_factory=dict)
     soc_versions: list[str]
     products: list[str]
     devices: ChipDevices
