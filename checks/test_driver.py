@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from ascend_env.core.versions import try_parse
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Matrix
+from ascend_env.spec.vendor_compat import vendor_statement
 
 pytestmark = [pytest.mark.category("driver"), pytest.mark.level(1)]
 
@@ -28,11 +30,17 @@ def test_installed(facts: Facts) -> None:
              why="nothing can open the NPUs without it: npu-smi, CANN and every framework "
                  "need the driver",
              manual=INSTALL_DRIVER)
-    observe(f"driver {facts.driver.version_raw} in {facts.driver.install_path}/driver")
+    if facts.driver.source == "npu-smi":
+        observe(f"driver {facts.driver.version_raw} (npu-smi answers; driver/version.info is "
+                "not visible: mounted from the host?)")
+    else:
+        observe(f"driver {facts.driver.version_raw} in {facts.driver.install_path}/driver")
 
 
 def test_complete(driver: DriverFacts) -> None:
     """driver.complete: the driver install is complete (its tools are there)."""
+    if driver.source == "npu-smi":
+        pytest.skip("not visible here: " + "; ".join(driver.not_visible))
     assert driver.complete, failure(
         message="the driver install is incomplete: driver/tools/upgrade-tool is missing",
         observed=f"{driver.install_path}/driver/version.info without tools/upgrade-tool",
@@ -81,14 +89,20 @@ def test_npu_smi(facts: Facts, driver: DriverFacts) -> None:
     observe(f"npu-smi {smi.tool_version}")
 
 
-def test_running_version(facts: Facts, driver: DriverFacts) -> None:
+def test_running_version(facts: Facts, driver: DriverFacts, matrix: Matrix) -> None:
     """driver.running: the driver npu-smi reports is the installed one (no reboot pending)."""
+    if driver.source == "npu-smi":
+        pytest.skip("driver/version.info is not visible (driver mounted from the host): "
+                    "npu-smi's version is the only one")
     running = facts.npu_smi.driver_version
+    parsed = try_parse(running) if running else None
     if running is None or driver.version is None:
         pytest.skip("npu-smi reports no driver version")
     installed = driver.version_raw or ""
-    same = running.lower() == installed.lower() or running.lower().startswith(
-        installed.lower() + ".")
+    # npu-smi prints the file version with a build (25.0.rc1.b033) or as the release: one
+    # identity; a patch npu-smi prints beyond version.info's (24.1.rc3.7) is the same install.
+    same = (parsed is not None and matrix.hdk().same(parsed, driver.version)) or \
+        running.lower().startswith(installed.lower() + ".")
     if not same:
         warn(message=f"npu-smi reports driver {running}, {installed} is installed: a reboot "
                      "is pending",
@@ -98,10 +112,11 @@ def test_running_version(facts: Facts, driver: DriverFacts) -> None:
     observe(f"driver {running} running")
 
 
-def test_version(driver: DriverFacts, with_spec: EnvSpec) -> None:
+def test_version(driver: DriverFacts, with_spec: EnvSpec, matrix: Matrix) -> None:
     """driver.version: the installed driver is the spec's HDK release."""
     wanted = with_spec.driver.version
-    assert driver.version is not None and driver.version.release() == wanted.release(), \
+    # One HDK identity: the spec's 25.0.RC1 is the 25.0.rc1.1 its files install.
+    assert driver.version is not None and matrix.hdk().same(driver.version, wanted), \
         failure(message=f"driver {driver.version_raw} is installed, the spec wants "
                         f"{wanted.raw}",
                 observed=f"driver {driver.version_raw}",
@@ -113,36 +128,65 @@ def test_version(driver: DriverFacts, with_spec: EnvSpec) -> None:
 
 
 def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> None:
-    """driver.supports-cann: the driver is new enough for the installed CANN."""
+    """driver.supports-cann: the driver runs the installed CANN (the vendor's lists, else the
+    matrix)."""
     if driver.version is None or cann.version is None:
         pytest.skip("a version could not be read (see notes)")
+    release = matrix.hdk().release_of(driver.version)
+    pair = f"driver {driver.version_raw}, CANN {cann.version_raw}"
     row = matrix.cann_row(cann.version)
+    minimum = row.minimum_hdk() if row else None
+    sources = ", ".join(row.sources) if row else ""
+    matrix_ok = None if row is None else minimum is None or release >= minimum
+    vendor = vendor_statement(driver, cann)
+    if vendor.compatible is not None:
+        # The vendor's own records decide; the matrix is only reported where it disagrees.
+        against = ""
+        if row is None:
+            against = f"; CANN {cann.version_raw} is not in ascend-env's matrix"
+        elif vendor.compatible and matrix_ok is False:
+            against = (f"; ascend-env's matrix disagrees: it wants HDK >= "
+                       f"{minimum.raw if minimum else '?'} ({sources})")
+        elif not vendor.compatible and matrix_ok:
+            against = f"; ascend-env's matrix would accept it ({sources})"
+        if not vendor.compatible:
+            fail(message=f"CANN {cann.version_raw} and driver {driver.version_raw} are not a "
+                         "pair by the vendor's own compatibility lists",
+                 observed=vendor.evidence + against,
+                 expected="CANN's compatible_version names the driver's Innerversion, or the "
+                          "driver's names CANN's",
+                 why="CANN calls driver interfaces the driver must have; a pair neither side "
+                     "lists fails at device initialisation",
+                 manual="upgrade driver and firmware to the HDK of this CANN (firmware "
+                        "first): ascend-env install --components driver,firmware; "
+                        "ascend-env matrix --cann " + (cann.version_raw or ""))
+        observe(f"{pair}: the vendor's lists pair them ({vendor.evidence}){against}",
+                "the vendor's compatible_version lists")
+        return
     if row is None:
         warn(message=f"CANN {cann.version_raw} is not in the compatibility matrix; the "
                      "driver pairing cannot be checked",
-             observed=f"CANN {cann.version_raw}, driver {driver.version_raw}",
+             observed=f"{pair}; {vendor.evidence}",
              expected="a CANN release from `ascend-env matrix`",
              why="an unknown CANN may need a newer driver than this host has",
              manual="ascend-env matrix")
-    minimum = row.minimum_hdk()
-    sources = ", ".join(row.sources)
-    if minimum is not None and driver.version < minimum:
+    assert row is not None
+    paired = row.hdk.raw if row.hdk else "?"
+    if minimum is not None and release < minimum:
         fail(message=f"CANN {cann.version_raw} is too new for driver {driver.version_raw}: it "
                      f"needs HDK >= {minimum.raw}",
-             observed=f"driver {driver.version_raw}, CANN {cann.version_raw}",
-             expected=f"driver >= {minimum.raw} (paired: {row.hdk.raw if row.hdk else '?'}; "
-                      f"{sources})",
+             observed=pair,
+             expected=f"driver >= {minimum.raw} (paired: {paired}; {sources})",
              why="CANN calls driver interfaces that older drivers lack; jobs fail at start-up "
                  "with device init errors",
              manual=f"upgrade driver and firmware to HDK {row.hdk.raw if row.hdk else minimum.raw}"
                     " (firmware first): ascend-env install --components driver,firmware")
-    if not row.accepts_hdk(driver.version):
+    if not row.accepts_hdk(driver.version, matrix.hdk()):
         warn(message=f"driver {driver.version_raw} is not a sourced pairing for CANN "
-                     f"{cann.version_raw} (released with HDK {row.hdk.raw if row.hdk else '?'})",
+                     f"{cann.version_raw} (released with HDK {paired})",
              observed=f"driver {driver.version_raw}",
-             expected=f"HDK {row.hdk.raw if row.hdk else '?'} or lines "
-                      f"{', '.join(row.hdk_compatible)} ({sources})",
+             expected=f"HDK {paired} or lines {', '.join(row.hdk_compatible)} ({sources})",
              why="untested pairings are where subtle device errors come from",
              manual="ascend-env matrix --cann " + cann.version_raw if cann.version_raw else "")
-    observe(f"driver {driver.version_raw} with CANN {cann.version_raw}",
-            f">= {minimum.raw}" if minimum else None)
+    observe(f"driver {driver.version_raw} with CANN {cann.version_raw} (matrix; "
+            f"{vendor.evidence})", f">= {minimum.raw}" if minimum else None)

@@ -17,6 +17,9 @@ INSTALL_FIRMWARE = ("install the firmware of the driver's HDK (firmware first on
 
 def test_installed(facts: Facts, driver: DriverFacts) -> None:
     """firmware.installed: the NPU firmware is installed."""
+    if facts.firmware is None and driver.source == "npu-smi":
+        pytest.skip("firmware/version.info is not visible (the driver is mounted from the "
+                    "host; its firmware is the host's)")
     assert facts.firmware is not None, failure(
         message="the NPU firmware is not installed",
         observed=f"no {driver.install_path}/firmware/version.info",

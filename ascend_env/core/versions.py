@@ -209,3 +209,93 @@ def satisfies(version: AscendVersion | str, specifier: str) -> bool:
     except InvalidSpecifier as exc:
         raise InvalidVersionError(f"{specifier!r} is not a version range: {exc}") from exc
     return spec.contains(parsed.pep440(), prereleases=True)
+
+
+class HdkIdentity:
+    """One name per HDK release, whatever spelling a file, folder or tool prints.
+
+    HDK releases are named `25.0.RC1` (folders, release notes, specs) while their installer
+    files, driver/version.info and npu-smi print `25.0.rc1.1` (ascend-facts §3.1; npu-smi
+    title `npu-smi 25.0.rc1.1  Version: 25.0.rc1.1`, vllm-project/vllm-ascend#4621). The table
+    of such file versions lives in matrix.yaml (`hdk_files`); every comparison of a spec's
+    driver with a host's, a plan's file or an install decision goes through `release_of`, so
+    `25.0.RC1`, `25.0.rc1` and `25.0.rc1.1` are one release, while `25.0.rc1.2` (a file no
+    source names) stays a version of its own. Case differences (`24.1.RC2` / `24.1.rc2`)
+    and npu-smi's build suffix (`25.0.rc1.b033`) are already one version in AscendVersion.
+    """
+
+    def __init__(self, files: dict[AscendVersion, tuple[AscendVersion, ...]]) -> None:
+        self._files = dict(files)
+        self._release: dict[AscendVersion, AscendVersion] = {}
+        for release, spellings in files.items():
+            for spelling in spellings:
+                known = self._release.setdefault(spelling.release(), release)
+                if known != release:
+                    raise ValueError(f"HDK file version {spelling.raw} is given to both "
+                                     f"{known.raw} and {release.raw}")
+
+    def release_of(self, version: AscendVersion) -> AscendVersion:
+        """The HDK release this version belongs to (itself, without build suffix, if unmapped)."""
+        base = version.release()
+        return self._release.get(base, base)
+
+    def same(self, a: AscendVersion, b: AscendVersion) -> bool:
+        """Whether two HDK versions name the same release (`25.0.RC1` and `25.0.rc1.1`)."""
+        return self.release_of(a) == self.release_of(b)
+
+    def file_version(self, release: AscendVersion) -> str:
+        """The version the release's installer files carry (`25.0.RC1` -> `25.0.rc1.1`)."""
+        spellings = self._files.get(self.release_of(release))
+        return spellings[0].lower() if spellings else release.lower()
+
+
+# Inner release codes: `V100R001C21` in `innerversion=V100R001C21SPC001B238`, the version
+# train CANN and the driver state compatibility in (ascend-facts §3.1, §3.3).
+_INNER_RE = re.compile(r"V(?P<v>\d+)R(?P<r>\d+)C(?P<c>\d+)", re.IGNORECASE | re.ASCII)
+
+
+@total_ordering
+@dataclass(frozen=True, eq=False)
+class InnerVersion:
+    """An inner release code `VvvvRrrrCcc`; SPC patch and B build parts are not part of it."""
+
+    raw: str
+    key: tuple[int, int, int]
+
+    @classmethod
+    def parse(cls, text: str) -> InnerVersion | None:
+        """The code at the start of `text` (`V100R001C15SPC012B220` -> V100R001C15), or None."""
+        match = _INNER_RE.match(text.strip())
+        if match is None:
+            return None
+        return cls(match.group(0).upper(), (int(match["v"]), int(match["r"]), int(match["c"])))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InnerVersion) and self.key == other.key
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, InnerVersion):
+            return NotImplemented
+        return self.key < other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+def inner_listed(code: InnerVersion, ranges: list[tuple[str, str]]) -> bool | None:
+    """Whether a `compatible_version` list (`[C15],[C18]` or `[C13,C19]`) names the code.
+
+    None when no entry of the list reads as an inner code: then the list says nothing.
+    """
+    readable = False
+    for low_text, high_text in ranges:
+        low, high = InnerVersion.parse(low_text), InnerVersion.parse(high_text)
+        if low is None or high is None:
+            continue
+        readable = True
+        if low <= code <= high:
+            return True
+    return False if readable else None

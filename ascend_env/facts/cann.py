@@ -191,7 +191,9 @@ def _cann_at(r: CaptureReader, base: str, arch: str | None) -> CannFacts | None:
             components={k: v[-1].version for k, v in cfg.installed.items() if v},
             kernel_socs=list(r.capture.listings.get(
                 f"{logical}/opp/built-in/op_impl/ai_core/tbe/kernel", [])),
-            set_env=set_env, linked=_linked(r, base, layout, logical))
+            set_env=set_env, linked=_linked(r, base, layout, logical),
+            inner_version=info.inner_version if info else None,
+            compatible_driver=list(info.compatible_version) if info else [])
     return None
 
 

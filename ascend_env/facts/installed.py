@@ -14,6 +14,7 @@ from ascend_env.facts.model import (
     AscendInstallRecord,
     DriverFacts,
     FirmwareFacts,
+    NpuSmiFacts,
     VersionRange,
 )
 from ascend_env.facts.reader import CaptureReader
@@ -121,11 +122,25 @@ def _version_info(r: CaptureReader, component: str, recorded: str | None
     return None
 
 
-def read_driver(r: CaptureReader, record: AscendInstallRecord) -> DriverFacts | None:
-    """The first driver/version.info under the record's path or an install path."""
+# What a driver known only from npu-smi does not show (the checks that need them skip).
+NOT_VISIBLE_WITHOUT_VERSION_INFO = [
+    "driver/version.info (its Innerversion and compatibility lists)",
+    "driver/tools/upgrade-tool (whether the install is complete)",
+]
+
+
+def read_driver(r: CaptureReader, record: AscendInstallRecord,
+                npu_smi: NpuSmiFacts | None = None) -> DriverFacts | None:
+    """The first driver/version.info under the record's path or an install path.
+
+    Without one, a driver that npu-smi answers for is still there: in a container the
+    host's driver libraries and npu-smi are mounted and version.info often is not
+    (ascend-facts §8's run line mounts it, many do not). Its version then comes from
+    npu-smi's title row (`npu-smi 23.0.7  Version: 23.0.7`), and the facts say so.
+    """
     found = _version_info(r, "driver", record.driver_install_path)
     if found is None:
-        return None
+        return _driver_from_npu_smi(r, record, npu_smi)
     base, info = found
     return DriverFacts(
         version=r.version(info.version, f"{base}/driver/version.info Version"),
@@ -134,6 +149,22 @@ def read_driver(r: CaptureReader, record: AscendInstallRecord) -> DriverFacts | 
         complete=r.exists(f"{base}/driver/tools/upgrade-tool"),
         compatible_firmware=info.compatible_firmware,
         compatible_cann=info.compatible_version)
+
+
+def _driver_from_npu_smi(r: CaptureReader, record: AscendInstallRecord,
+                         npu_smi: NpuSmiFacts | None) -> DriverFacts | None:
+    if npu_smi is None or not npu_smi.available or npu_smi.error is not None:
+        return None
+    raw = npu_smi.driver_version or npu_smi.tool_version
+    if raw is None:
+        return None
+    base = unique_paths([record.driver_install_path, *install_paths(r)])[0]
+    r.notes.append(f"no {base}/driver/version.info, but npu-smi answers: the driver is "
+                   f"present (mounted from the host?); its version {raw} is npu-smi's; not "
+                   "visible: " + "; ".join(NOT_VISIBLE_WITHOUT_VERSION_INFO))
+    return DriverFacts(version=r.version(raw, "npu-smi info driver Version"), version_raw=raw,
+                       install_path=base, complete=False, source="npu-smi",
+                       not_visible=list(NOT_VISIBLE_WITHOUT_VERSION_INFO))
 
 
 def read_firmware(r: CaptureReader, record: AscendInstallRecord) -> FirmwareFacts | None:

@@ -186,7 +186,7 @@ def _environment() -> jinja2.Environment:
 def _driver_version(spec: EnvSpec, plan: Plan) -> str:
     driver = next((i for i in plan.items if i.component == "driver"), None)
     return (driver.file_version if driver and driver.file_version
-            else spec.driver.version.lower())
+            else load_matrix().hdk().file_version(spec.driver.version))
 
 
 def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextFile],

@@ -16,6 +16,7 @@ from ascend_env.core.versions import AscendVersion, try_parse
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture
 from ascend_env.facts.model import Facts
+from ascend_env.spec.matrix import load_matrix
 
 HdkAction = Literal["none", "full", "upgrade"]
 CannAction = Literal["none", "install", "upgrade"]
@@ -91,9 +92,11 @@ def _hdk_action(name: str, installed: AscendVersion | None, target: AscendVersio
         return "none"
     if installed is None:
         return "full"
-    if installed == target:
+    # One HDK identity (matrix hdk_files): 25.0.rc1.1 installed is the spec's 25.0.RC1.
+    hdk = load_matrix().hdk()
+    if hdk.same(installed, target):
         return "none"
-    if target < installed and not force:
+    if hdk.release_of(target) < hdk.release_of(installed) and not force:
         actions.errors.append(
             f"{name} {installed.raw} is installed and the spec asks for the older "
             f"{target.raw}; refusing a downgrade (rerun with --force to allow it)")
@@ -135,7 +138,7 @@ def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False)
             actions.errors.append(
                 f"CANN {target['cann']} needs an NPU driver >= {min_driver.raw} and none is "
                 "installed; include the driver component")
-        elif effective_driver < min_driver and not force:
+        elif load_matrix().hdk().release_of(effective_driver) < min_driver and not force:
             actions.errors.append(
                 f"CANN {target['cann']} needs driver >= {min_driver.raw}; driver "
                 f"{effective_driver.raw} would remain; install the driver too")

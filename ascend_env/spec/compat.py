@@ -75,19 +75,22 @@ def _check_hardware(spec: EnvSpec, chip: Chip) -> list[Problem]:
 
 
 def _check_driver(spec: EnvSpec, row: CannRow, matrix: Matrix) -> list[Problem]:
+    # The spec may name the release (25.0.RC1) or its file version (25.0.rc1.1): one identity.
+    hdk = matrix.hdk()
     driver = spec.driver.version
+    release = hdk.release_of(driver)
     cann = spec.cann.version
     minimum = row.minimum_hdk()
     row_text = f"CANN {row.cann.raw} -> HDK {row.hdk.raw if row.hdk else 'not confirmed'}"
     if row.conflict is not None:
         row_text += f"; conflict #{row.conflict}"
     row_text += f" ({_sources(row)})"
-    if minimum is not None and driver < minimum:
+    if minimum is not None and release < minimum:
         return [Problem(path="driver.version", value=driver.raw, row=row_text,
                         message=f"driver {driver.raw} is older than CANN {cann.raw} supports "
                                 f"(needs HDK >= {minimum.raw})",
                         alternatives=_paired_hdks(row))]
-    if row.hdk is None or row.accepts_hdk(driver):
+    if row.hdk is None or row.accepts_hdk(driver, hdk):
         return []
     return [Problem(path="driver.version", value=driver.raw, row=row_text, severity="warning",
                     message=f"driver {driver.raw} is not a sourced pairing for CANN {cann.raw}; "

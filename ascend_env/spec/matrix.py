@@ -16,12 +16,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PrivateAttr,
     WithJsonSchema,
     model_validator,
 )
 
 from ascend_env.core.resources import load_yaml
-from ascend_env.core.versions import AscendVersion, InvalidVersionError
+from ascend_env.core.versions import AscendVersion, HdkIdentity, InvalidVersionError
 
 Arch = Literal["aarch64", "x86_64"]
 ChipName = Literal["910", "910b", "910_93", "310p"]
@@ -114,12 +115,27 @@ class CannRow(_Strict):
             candidates.append(self.hdk)
         return min(candidates) if candidates else None
 
-    def accepts_hdk(self, driver: AscendVersion) -> bool:
-        """Whether the sourced pairings admit this driver (paired or a compatible line)."""
+    def accepts_hdk(self, driver: AscendVersion, hdk: HdkIdentity | None = None) -> bool:
+        """Whether the sourced pairings admit this driver (paired or a compatible line).
+
+        `hdk` maps file spellings onto releases (Matrix.hdk()); without it only the release
+        names and their case variants match.
+        """
+        if hdk is not None:
+            driver = hdk.release_of(driver)
         if self.hdk is not None and driver.release() == self.hdk.release():
             return True
         return driver.line in self.hdk_compatible or (
             self.hdk is not None and driver.line == self.hdk.line)
+
+
+class HdkFiles(_Strict):
+    """An HDK release whose files, version.info and npu-smi print another version."""
+
+    release: VendorVersion
+    files: list[VendorVersion] = Field(min_length=1, description="first = installer files")
+    sources: list[str]
+    note: str = ""
 
 
 class TorchRow(_Strict):
@@ -184,15 +200,17 @@ class Matrix(_Strict):
     schema_: str = Field(alias="schema")
     sources: dict[str, Source]
     cann: list[CannRow]
+    hdk_files: list[HdkFiles] = Field(default_factory=list)
     torch: list[TorchRow]
     mindspore: list[MindSporeRow]
     torch_python: list[TorchPython]
     conflicts: list[Conflict]
+    _hdk: HdkIdentity = PrivateAttr()
 
     @model_validator(mode="after")
     def _sources_known(self) -> Matrix:
-        rows: Iterable[CannRow | TorchRow | MindSporeRow | TorchPython] = [
-            *self.cann, *self.torch, *self.mindspore, *self.torch_python]
+        rows: Iterable[CannRow | TorchRow | MindSporeRow | TorchPython | HdkFiles] = [
+            *self.cann, *self.torch, *self.mindspore, *self.torch_python, *self.hdk_files]
         conflict_ids = {c.id for c in self.conflicts}
         for row in rows:
             if not row.sources:
@@ -208,7 +226,12 @@ class Matrix(_Strict):
                 unknown = [s for s in claim.sources if s not in self.sources]
                 if unknown:
                     raise ValueError(f"conflict #{conflict.id} cites unknown sources {unknown}")
+        self._hdk = HdkIdentity({row.release: tuple(row.files) for row in self.hdk_files})
         return self
+
+    def hdk(self) -> HdkIdentity:
+        """The one mapping of HDK spellings (files, version.info, npu-smi) onto releases."""
+        return self._hdk
 
     def cann_row(self, cann: AscendVersion) -> CannRow | None:
         """The row for this CANN release (community builds map onto their release)."""

@@ -7,12 +7,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import Problem, SpecError
-from ascend_env.core.versions import AscendVersion
+from ascend_env.core.versions import try_parse
 from ascend_env.install.wheelhouse import framework_pins
 from ascend_env.spec.catalogue import Catalogue, VendorFile, load_catalogue
 from ascend_env.spec.compat import check_spec
 from ascend_env.spec.envspec import EnvSpec
-from ascend_env.spec.matrix import Chip, load_chips
+from ascend_env.spec.matrix import Chip, load_chips, load_matrix
 from ascend_env.spec.naming import NamingError, PackageKind, package_name
 
 PLAN_SCHEMA = "ascend-env/plan/v1"
@@ -95,13 +95,16 @@ def _not_catalogued(name: str) -> str:
 
 
 def _hdk_items(spec: EnvSpec, chip: Chip, catalogue: Catalogue) -> list[PlanItem]:
+    identity = load_matrix().hdk()
     hdk = spec.driver.version
     arch = spec.hardware.arch
-    # The bundle's file version can differ from the release (HDK 25.0.RC1 ships 25.0.rc1.1).
+    # The bundle's file version can differ from the release (HDK 25.0.RC1 ships 25.0.rc1.1);
+    # the catalogue's entry decides, else the matrix's mapping (spec may name either).
     bundles = [entry for entry in catalogue.find(component="NPU", kind="hdk-npu-bundle",
                                                  chip=chip.hdk_token, arch=arch)
-               if AscendVersion.parse(entry.version) == hdk]
-    hdk_file = bundles[0].file_version if bundles and bundles[0].file_version else hdk.lower()
+               if (found := try_parse(entry.version)) is not None and identity.same(found, hdk)]
+    hdk_file = (bundles[0].file_version if bundles and bundles[0].file_version
+                else identity.file_version(hdk))
     firmware = spec.firmware.version.raw if spec.firmware.version else None
     parts: list[tuple[Literal["driver", "firmware"], str]] = [
         ("driver", hdk.raw), ("firmware", firmware or f"(HDK {hdk.raw})")]

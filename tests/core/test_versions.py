@@ -15,9 +15,12 @@ from packaging.version import Version
 
 from ascend_env.core.versions import (
     AscendVersion,
+    HdkIdentity,
+    InnerVersion,
     InvalidVersionError,
     PreTag,
     Stage,
+    inner_listed,
     parse,
     satisfies,
     try_parse,
@@ -613,3 +616,73 @@ def test_internal_builds_parse_but_have_no_pep440_view(raw: str) -> None:
 
 def test_invalid_version_error_is_a_value_error() -> None:
     assert issubclass(InvalidVersionError, ValueError)
+
+
+# --- one HDK identity (issue 16 item 3) -------------------------------------------------------
+
+HDK = HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),)})
+
+
+@pytest.mark.parametrize(("printed", "release"), [
+    ("25.0.rc1.1", "25.0.RC1"),     # installer file, version.info, npu-smi (vllm-ascend #4621)
+    ("25.0.RC1", "25.0.RC1"),       # release name
+    ("25.0.rc1", "25.0.RC1"),       # lower-case release name
+    ("25.0.rc1.b033", "25.0.RC1"),  # npu-smi title with a build suffix (ascend-facts §4)
+    ("24.1.rc2", "24.1.RC2"),       # unmapped: case alone
+    ("24.1.0", "24.1.0"),
+])
+def test_every_spelling_of_an_hdk_release_is_that_release(printed: str, release: str) -> None:
+    assert HDK.release_of(parse(printed)) == parse(release)
+    assert HDK.same(parse(printed), parse(release))
+
+
+def test_a_patch_no_source_names_is_not_the_release() -> None:
+    assert not HDK.same(parse("25.0.rc1.2"), parse("25.0.RC1"))
+    assert not HDK.same(parse("24.1.0.3"), parse("24.1.0"))
+    assert not HDK.same(parse("25.2.0"), parse("25.0.RC1"))
+
+
+def test_file_version_is_what_the_release_installs() -> None:
+    assert HDK.file_version(parse("25.0.RC1")) == "25.0.rc1.1"
+    assert HDK.file_version(parse("25.0.rc1.1")) == "25.0.rc1.1"
+    assert HDK.file_version(parse("25.3.RC1")) == "25.3.rc1"
+
+
+def test_one_file_version_cannot_belong_to_two_releases() -> None:
+    with pytest.raises(ValueError, match="25.0.rc1.1"):
+        HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),),
+                     parse("25.0.RC2"): (parse("25.0.rc1.1"),)})
+
+
+# --- inner release codes (issue 16 item 4; ascend-facts §3.1, §3.3) ---------------------------
+
+def test_inner_code_drops_spc_and_build() -> None:
+    code = InnerVersion.parse("V100R001C15SPC012B220")  # driver 23.0.7 (MC-FIX)
+    assert code is not None and code.raw == "V100R001C15"
+    assert code == InnerVersion.parse("V100R001C15SPC006B220")  # driver 24.1.rc1 (MC-LOGS)
+    assert InnerVersion.parse("V100R001C13B222") == InnerVersion.parse("V100R001C13")
+    assert InnerVersion.parse("not a code") is None
+    assert InnerVersion.parse("") is None
+
+
+def test_inner_codes_order_by_number_not_text() -> None:
+    c9, c13 = InnerVersion.parse("V100R001C9"), InnerVersion.parse("V100R001C13")
+    assert c9 is not None and c13 is not None and c9 < c13
+
+
+@pytest.mark.parametrize(("code", "listed", "expected"), [
+    # CANN 8.1.RC1's list (vllm-ascend #1047) and the codes of real drivers.
+    ("V100R001C15SPC006B220", [("V100R001C15", "V100R001C15"), ("V100R001C21", "V100R001C21")],
+     True),
+    ("V100R001C17", [("V100R001C15", "V100R001C15"), ("V100R001C18", "V100R001C18")], False),
+    # nnae 8.0.RC3's range form (MC-FIX).
+    ("V100R001C17", [("V100R001C13", "V100R001C19"), ("V100R001C30", "V100R001C30")], True),
+    ("V100R001C20", [("V100R001C13", "V100R001C19"), ("V100R001C30", "V100R001C30")], False),
+    # A list with no readable code says nothing.
+    ("V100R001C15", [("7.0.0", "7.5.99")], None),
+    ("V100R001C15", [], None),
+])
+def test_inner_listed(code: str, listed: list[tuple[str, str]], expected: bool | None) -> None:
+    parsed = InnerVersion.parse(code)
+    assert parsed is not None
+    assert inner_listed(parsed, listed) is expected

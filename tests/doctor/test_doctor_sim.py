@@ -38,7 +38,8 @@ FAULTS: dict[str, tuple[h.Fault | None, set[str], set[str], str]] = {
     "sim3": (h.driver_firmware_mismatch, {"firmware.compatible"}, set(),
              "npu-smi reports driver and firmware incompatible"),
     "sim4": (h.cann_too_new, {"driver.version", "driver.supports-cann"}, set(),
-             "CANN 8.5.0 is too new for driver 24.1.0: it needs HDK >= 25.0.RC1"),
+             "CANN 8.5.0 and driver 24.1.0 are not a pair by the vendor's own "
+             "compatibility lists"),
     "sim5": (h.torch_npu_other_cann, {"frameworks.torch-npu-cann"}, set(),
              "torch_npu 2.1.0.post8 is built for CANN 8.0.RC3, CANN 8.5.0 is installed"),
     "sim6": (h.ops_other_version, {"cann.ops"}, set(),
