@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ascend_env.facts.npu_smi import chip_for_npu_name, parse_npu_smi_info
+from tests.facts.real_corpus import REAL
 from tests.sim import faults, hardware
 from tests.sim.chips import CHIPS
 from tests.sim.target import npu_smi
@@ -130,3 +133,34 @@ def test_answers_follow_every_input(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     state_file.unlink()
     assert npu_smi.answer(["info"]) == (
         255, f"dcmi module initialize failed. ret is -8001 ({state_file} missing)\n".encode())
+
+
+def _skeleton(line: str) -> tuple[list[int], list[str]]:
+    """A table line without its figures: where its cell borders are, and its words.
+
+    Bus-Ids are figures here: a real A3 die has its own (0000:9D:00.0, 0000:9F:00.0), the sim
+    gives both dies their NPU's one PCI function (its PCI tree has one per NPU id).
+    """
+    line = re.sub(r"[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.\d", "BUS", line)
+    return ([i for i, ch in enumerate(line) if ch == "|"],
+            re.findall(r"[A-Za-z][\w().%-]*|(?<=\s)-(?=\s)", line))
+
+
+def test_info_a3_matches_real_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A3 as real hosts print it: `Chip  Phy-ID`, two dies per NPU id, the second die's power
+    `-`, a full-width rule between the dies (tests/data/real/a3-24.1.rc3.7, vllm-ascend #2035)."""
+    _versions(monkeypatch, "24.1.rc3.7")
+    real = (REAL / "a3-24.1.rc3.7" / "npu-smi-info.txt").read_text().splitlines()
+    out = npu_smi.info_table(_state("910_93", 1)).splitlines()
+    assert [_skeleton(line) for line in out[:len(real)]] == [_skeleton(line) for line in real]
+    table = parse_npu_smi_info("\n".join(out))
+    assert [(c.chip_id, c.phy_id) for c in table.chips] == [(0, 0), (1, 1)]
+
+
+@pytest.mark.parametrize("chip", sorted(CHIPS))
+def test_sim_tables_read_like_real_ones(monkeypatch: pytest.MonkeyPatch, chip: str) -> None:
+    """Every simulated chip's table reads fully, as its family (no unread cell or line)."""
+    _versions(monkeypatch, "25.2.0")
+    table = parse_npu_smi_info(npu_smi.info_table(_state(chip, 2)))
+    assert not table.unparsed and all(not c.unparsed for c in table.chips)
+    assert {chip_for_npu_name(c.name, table.chip_header) for c in table.chips} == {chip}

@@ -131,8 +131,13 @@ def info_table(state: dict[str, Any]) -> str:
     lines = [title(widths, 33), rule(widths, "-")]
     head1 = "Power(W)    Temp(C)           Hugepages-Usage(page)"
     lines.append(row(["NPU   Name", "Health", head1], widths))
-    lines.append(row(["Chip", "Bus-Id", "AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)"], widths))
+    # A3 (two dies per NPU id) names the die's physical id in a second column, prints the
+    # second die's power as "-" and parts the dies by a full-width rule (tests/data/real/a3-*).
+    dies = state["chips_per_npu"] > 1
+    lines.append(row(["Chip  Phy-ID" if dies else "Chip", "Bus-Id",
+                      "AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)"], widths))
     lines.append(rule(widths, "="))
+    inner = sum(widths) + len(widths) - 1
     for i, npu in enumerate(present(state)):
         j = i % 8
         for chip in range(state["chips_per_npu"]):
@@ -145,20 +150,24 @@ def info_table(state: dict[str, Any]) -> str:
                 ddr_used, ddr_total = 0, 0
             hbm += sum(int(p.get("memory_mb", 0)) for p in npu.get("processes", []))
             hbm_total = state["hbm_mb"]
+            if dies and chip > 0:
+                power = "-"
             if health == "UNKNOWN":
                 power, temp = "NA", "NA"
+            ids = f"{chip}".ljust(6) + f"{npu['device_base'] + chip}" if dies else f"{chip}"
             lines.append(row([
                 f"{npu['npu_id']}".ljust(6) + state["npu_name"],
                 health,
                 power.ljust(12) + temp.ljust(18) + fmt_pair(0, 0, 5, 14),
             ], widths))
             lines.append(row([
-                f"{chip}",
+                ids,
                 npu["bus_id"],
                 "0".ljust(12) + fmt_pair(ddr_used, ddr_total, 5, 11)
                 + fmt_pair(hbm, hbm_total, 5, 14),
             ], widths))
-            lines.append(rule(widths, "="))
+            last = chip == state["chips_per_npu"] - 1
+            lines.append(rule(widths, "=") if last else rule([inner], "-"))
     lines += process_table(state, widths)
     return "\n".join(lines)
 
