@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ascend_env.install import wheel_digests
 from ascend_env.install.fetch import sha256_of
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR, framework_pins
 from ascend_env.spec.catalogue import Catalogue, load_catalogue, load_overlay
@@ -106,7 +107,10 @@ def catalogue_with_frameworks(vendor: Path, *specs: EnvSpec) -> Catalogue:
 
 
 def fill_wheels(repo: Path) -> None:
-    """Stand-ins for everything beside the frameworks, in the repository's wheels/."""
+    """Stand-ins for everything beside the frameworks, in the repository's wheels/, recorded
+    in repo.json with their digests as `fetch` records the wheels it finds there."""
     for name in EXTRA_WHEELS:
         build_wheel(repo / WHEELS_DIR, name, VERSIONS.get(name, "1.0"),
                     requires=REQUIRES.get(name, ()))
+    # Framework wheels a test put at the root without fetch are recorded the same way.
+    wheel_digests.record(repo, [*repo.glob("*.whl"), *(repo / WHEELS_DIR).glob("*.whl")])

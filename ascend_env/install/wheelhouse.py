@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tarfile
+import urllib.parse
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from ascend_env.spec.envspec import EnvSpec
+from ascend_env.spec.wheels import TORCH_CPU_INDEX, pip_platforms, torch_pin
 
 # What CANN's Python parts (te/tbe, op compilation) import: the official 9.0.0 image installs
 # exactly these before CANN (cann-container-image), and their absence is the
@@ -71,14 +74,44 @@ def requirements_for(spec: EnvSpec) -> list[str]:
 
 @dataclass(frozen=True)
 class Target:
-    """The interpreter the wheels are for: CPython `python` ("3.11") on Linux `arch`."""
+    """The interpreter the wheels are for: CPython `python` ("3.11") on Linux `arch`, with
+    the platform tags pip downloads for and the torch build torch_npu pins (`2.9.0+cpu`,
+    from `torch_index`: the package index's own torch of that version is the CUDA one)."""
 
     python: str
     arch: str
+    platforms: tuple[str, ...] = ()
+    torch: str | None = None
+    torch_index: str = TORCH_CPU_INDEX
 
     @classmethod
-    def of(cls, spec: EnvSpec) -> Target:
-        return cls(python=spec.python.version, arch=spec.hardware.arch)
+    def of(cls, spec: EnvSpec, *, mirror: str | None = None) -> Target:
+        index = TORCH_CPU_INDEX
+        if mirror:  # a site mirror keeps the path (https://mirror/whl/cpu)
+            index = mirror.rstrip("/") + urllib.parse.urlsplit(TORCH_CPU_INDEX).path
+        return cls(python=spec.python.version, arch=spec.hardware.arch,
+                   platforms=tuple(pip_platforms(spec)), torch=torch_pin(spec),
+                   torch_index=index)
+
+    def pip_platforms(self) -> list[str]:
+        """`--platform` values: the framework wheels' tags, then manylinux2014 (which pip
+        widens to manylinux2010 and manylinux1); pip takes the option repeated."""
+        return list(self.platforms) or [f"manylinux_2_28_{self.arch}",
+                                         f"manylinux2014_{self.arch}"]
+
+    def pinned(self, requirement: str) -> str:
+        """`torch==2.9.0` as the build torch_npu pins (`torch==2.9.0+cpu`), so that no index
+        can hand out the CUDA torch of the same version; other requirements unchanged."""
+        try:
+            parsed = Requirement(requirement)
+        except InvalidRequirement:
+            return requirement
+        if self.torch is None or canonicalize_name(parsed.name) != "torch":
+            return requirement
+        base = self.torch.split("+", maxsplit=1)[0]
+        if str(parsed.specifier) != f"=={base}":
+            return requirement
+        return f"torch=={self.torch}"
 
     def environment(self) -> dict[str, str]:
         """PEP 508 marker variables of the target (not of this controller)."""
@@ -233,10 +266,17 @@ def _applies(marker: Marker | None, target: Target, *, parent_extras: tuple[str,
 
 
 def download_hint(missing: list[Missing], target: Target, dest: Path) -> str:
-    """The command that fills the gap, run on a machine that can reach an index."""
-    wanted = " ".join(f"'{text}'" for text in sorted({m.requirement for m in missing}))
-    return (f"pip download --only-binary=:all: --python-version {target.python} "
-            f"--platform manylinux2014_{target.arch} --dest {dest} {wanted}")
+    """The command that fills the gap, run on a machine that can reach an index; every word
+    shell-quoted (a requirement like `numpy<2.0` or a path with a space stays one word)."""
+    wanted = sorted({target.pinned(m.requirement) for m in missing})
+    words = ["pip", "download", "--only-binary=:all:", "--implementation", "cp",
+             "--python-version", target.python]
+    for platform in target.pip_platforms():
+        words += ["--platform", platform]
+    if any(w.startswith("torch==") and "+" in w for w in wanted):
+        words += ["--extra-index-url", target.torch_index]
+    words += ["--dest", str(dest), *wanted]
+    return shlex.join(words)
 
 
 @dataclass
@@ -248,26 +288,42 @@ class PythonStack:
     missing: list[Missing]
     hint: str
     closure: dict[str, str] = field(default_factory=dict)  # distribution -> version
+    digests: dict[str, str] = field(default_factory=dict)  # wheel file name -> sha256
 
     @property
     def offline(self) -> bool:
         return not self.missing
 
+    def hashed_requirements(self) -> list[str]:
+        """`name==version --hash=sha256:...` for every wheel of the closure: what
+        `pip install --require-hashes -r` takes (each pinned, each with its digest)."""
+        lines = []
+        for wheel in self.wheels:
+            name, version, _build, _tags = parse_wheel_filename(wheel.name)
+            lines.append(f"{name}=={version} --hash=sha256:{self.digests[wheel.name]}")
+        return lines
 
-def python_stack(spec: EnvSpec, repo: Path) -> PythonStack | None:
+
+def python_stack(spec: EnvSpec, repo: Path, *, mirror: str | None = None,
+                 verify: bool = True) -> PythonStack | None:
     """The frameworks' pins plus CANN's Python dependencies, resolved against the repository's
     wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
-    frameworks."""
+    frameworks. With `verify`, each chosen wheel must still have the sha256 repo.json records
+    (install/wheel_digests.py): WheelDigestError names every one that does not."""
+    from ascend_env.install import wheel_digests  # noqa: PLC0415 - repo_folder imports fetch's
+
     requirements = requirements_for(spec)
     if not requirements:
         return None
-    target = Target.of(spec)
+    target = Target.of(spec, mirror=mirror)
     resolution = resolve(requirements, scan([repo, repo / WHEELS_DIR]), target)
+    digests = wheel_digests.verify(repo, resolution.wheels) if verify else {}
     return PythonStack(requirements=requirements, wheels=resolution.wheels,
                        missing=resolution.missing,
                        hint=download_hint(resolution.missing, target, repo / WHEELS_DIR),
                        closure={name: str(wheel.version)
-                                for name, wheel in sorted(resolution.chosen.items())})
+                                for name, wheel in sorted(resolution.chosen.items())},
+                       digests={path.name: digest for path, digest in digests.items()})
 
 
 def drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
@@ -330,14 +386,27 @@ def download(requirements: list[str], target: Target, repo: Path, *,
     command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
                "--no-input", "--only-binary=:all:", "--implementation", "cp",
                "--python-version", target.python, "--dest", str(dest), "--find-links", str(repo)]
-    # One --platform per manylinux level the vendors' OSes run (pip takes the list as is).
-    for platform in (f"manylinux_2_{minor}_{target.arch}" for minor in range(28, 16, -1)):
+    for platform in target.pip_platforms():
         command += ["--platform", platform]
-    command += ["--platform", f"linux_{target.arch}"]
     if index_url:
         command += ["--index-url", index_url]
-    done = subprocess.run([*command, *requirements], capture_output=True, text=True,
-                          check=False)
+    # A torch wheel fetch already verified is asked for by its own version; otherwise the
+    # build torch_npu pins, from torch's CPU index (never the index's CUDA torch).
+    held = {str(w.version) for w in scan([repo]) if w.name == "torch"}
+    wanted = []
+    for requirement in requirements:
+        pinned = target.pinned(requirement)
+        if pinned == requirement:
+            wanted.append(requirement)
+            continue
+        fits = sorted(v for v in held
+                      if Requirement(requirement).specifier.contains(v, prereleases=True))
+        if fits:
+            wanted.append(f"torch=={fits[-1]}")
+        else:
+            wanted.append(pinned)
+            command += ["--extra-index-url", target.torch_index]
+    done = subprocess.run([*command, *wanted], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         raise DownloadError("pip download failed: " + "\n".join(lines[-8:]))

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from ascend_env.install.fetch import sha256_of
 from ascend_env.install.provision import InstallOptions, RepoError, check_python_stack, python_vars
+from ascend_env.install.wheel_digests import WheelDigestError
 from ascend_env.install.wheelhouse import WHEELS_DIR, python_stack
 from ascend_env.spec.envspec import EnvSpec, build_spec
-from tests.wheels import catalogue_with_frameworks, fill_wheels, framework_overlay
+from tests.wheels import build_wheel, catalogue_with_frameworks, fill_wheels, framework_overlay
 
 
 def spec(**frameworks: object) -> EnvSpec:
@@ -58,7 +61,7 @@ def test_a_gap_is_a_note_or_with_offline_an_error(tmp_path: Path) -> None:
     assert len(notes) == 1
     assert "absl-py (needed by the spec: no wheel in the repository)" in notes[0]
     assert "pip on each host will take them from its configured index" in notes[0]
-    assert f"--dest {repo / WHEELS_DIR} 'absl-py'" in notes[0]
+    assert f"--dest {repo / WHEELS_DIR} absl-py" in notes[0]
     # Online, pip on the host decides: no closure to compare the venv with.
     assert python_vars(the_spec, stack, InstallOptions(repo=repo, log_dir=tmp_path))[
         "closure"] is None
@@ -76,3 +79,35 @@ def test_the_catalogue_of_the_stand_ins_is_what_fetch_would_verify(tmp_path: Pat
     torch = [e for e in catalogue.find(distribution="torch") if e.file_version == "2.9.0"]
     assert torch and torch[0].filename == "torch-2.9.0-py3-none-any.whl"
     assert torch[0].sha256 is not None
+
+
+def test_offline_the_role_gets_every_wheel_with_its_digest(tmp_path: Path) -> None:
+    the_spec = spec()
+    repo = repo_with_frameworks(tmp_path, the_spec)
+    stack = python_stack(the_spec, repo)
+    assert stack is not None
+    variables = python_vars(the_spec, stack, InstallOptions(repo=repo, log_dir=tmp_path / "l"))
+    lines = variables["hashes"]
+    assert len(lines) == len(variables["closure"])
+    wheel = repo / WHEELS_DIR / "mpmath-1.3.0-py3-none-any.whl"
+    assert f"mpmath==1.3.0 --hash=sha256:{sha256_of(wheel)}" in lines
+
+
+def test_a_wheel_altered_after_it_was_recorded_is_refused_naming_both_digests(
+        tmp_path: Path) -> None:
+    the_spec = spec()
+    repo = repo_with_frameworks(tmp_path, the_spec)
+    wheel = repo / WHEELS_DIR / "mpmath-1.3.0-py3-none-any.whl"
+    recorded = sha256_of(wheel)
+    with wheel.open("ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(WheelDigestError) as raised:
+        python_stack(the_spec, repo)
+    message = str(raised.value)
+    assert f"{wheel}: sha256 {sha256_of(wheel)}, but repo.json records {recorded}" in message
+    assert "nothing was changed on any host" in message
+    # A wheel dropped in later is named too, until fetch records it.
+    build_wheel(repo / WHEELS_DIR, "mpmath", "1.3.1")
+    wheel.unlink()
+    with pytest.raises(WheelDigestError, match=re.escape("mpmath-1.3.1-py3-none-any.whl is not")):
+        python_stack(the_spec, repo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import tarfile
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from packaging.tags import parse_tag
 
 from ascend_env.install.wheelhouse import (
     KEEP_BUNDLES,
+    Missing,
     Target,
     bundle,
     download_hint,
@@ -18,6 +20,8 @@ from ascend_env.install.wheelhouse import (
     resolve,
     scan,
 )
+from ascend_env.spec.envspec import EnvSpec, build_spec
+from tests.real_wheels import real_torch_npu
 from tests.wheels import build_wheel
 
 TARGET = Target(python="3.11", arch="aarch64")
@@ -54,9 +58,37 @@ def test_missing_dependency_is_named_with_who_needs_it(tmp_path: Path) -> None:
         "torch==2.9.0 (needed by torch-npu 2.9.0: the repository has only 2.8.0)",
         "pyyaml (needed by torch-npu 2.9.0: no wheel in the repository)"]
     hint = download_hint(result.missing, TARGET, Path("/repo/wheels"))
-    assert hint == ("pip download --only-binary=:all: --python-version 3.11 --platform "
-                    "manylinux2014_aarch64 --dest /repo/wheels 'absl-py' 'pyyaml' "
-                    "'torch==2.9.0'")
+    assert hint == ("pip download --only-binary=:all: --implementation cp --python-version "
+                    "3.11 --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 "
+                    "--dest /repo/wheels absl-py pyyaml torch==2.9.0")
+
+
+def test_the_printed_pip_line_takes_torch_cpu_and_cannot_be_split_otherwise() -> None:
+    """torch_npu 2.9.0 pins `torch==2.9.0+cpu`: the line asks for that build from torch's CPU
+    index (the package index's torch 2.9.0 is the CUDA one), for the real wheels' tags."""
+    target = Target(python="3.11", arch="x86_64",
+                    platforms=("manylinux_2_28_x86_64", "manylinux2014_x86_64"),
+                    torch="2.9.0+cpu")
+    missing = [Missing("torch==2.9.0", "the spec", "no wheel in the repository"),
+               Missing("numpy<2.0,>=1.20; python_version >= '3.8'", "x 1", "none"),
+               Missing("$(reboot)", "y 1", "not a valid requirement")]
+    dest = Path("/srv/repo with space/wheels")
+    words = shlex.split(download_hint(missing, target, dest))
+    assert words[:2] == ["pip", "download"]
+    assert words[words.index("--dest") + 1] == str(dest)
+    assert [words[i + 1] for i, w in enumerate(words) if w == "--platform"] == [
+        "manylinux_2_28_x86_64", "manylinux2014_x86_64"]
+    assert words[words.index("--extra-index-url") + 1] == "https://download.pytorch.org/whl/cpu"
+    assert words[-3:] == ["$(reboot)", "numpy<2.0,>=1.20; python_version >= '3.8'",
+                          "torch==2.9.0+cpu"]
+    mirrored = Target.of(spec_x86(), mirror="https://mirror.example/pypi")
+    assert mirrored.torch_index == "https://mirror.example/pypi/whl/cpu"
+    assert mirrored.torch == "2.9.0+cpu"
+
+
+def spec_x86() -> EnvSpec:
+    return build_spec({"extends": "910b", "name": "t", "hardware": {"arch": "x86_64"},
+                       "python": {"version": "3.11"}}, "test")
 
 
 def test_wheels_for_another_python_or_arch_do_not_count(tmp_path: Path) -> None:
@@ -141,3 +173,25 @@ def test_bundle_cache_keeps_the_most_recently_used(tmp_path: Path) -> None:
     bundle(list((tmp_path / "0").glob("*.whl")), cache)  # ...reused
     newest = bundle([build_wheel(tmp_path / "new", "w", "9.0")], cache)
     assert sorted(cache.glob("wheels-*.tar")) == sorted([made[0], *made[2:], newest])
+
+
+def test_the_real_torch_npu_metadata_admits_only_the_cpu_torch(tmp_path: Path) -> None:
+    """The real wheel's METADATA (`Requires-Dist: torch==2.9.0+cpu`): beside the index's own
+    torch 2.9.0 (the CUDA build, a stand-in here) the closure is incomplete; beside a stand-in
+    torch 2.9.0+cpu it is complete. Its tags make it a cp311 x86_64 wheel only."""
+    real = real_torch_npu()
+    (tmp_path / real.name).symlink_to(real)
+    build_wheel(tmp_path, "torch", "2.9.0")
+    x86 = Target(python="3.11", arch="x86_64")
+    wheels = scan([tmp_path])
+    [npu] = [w for w in wheels if w.name == "torch-npu"]
+    assert npu.requires() == ["torch==2.9.0+cpu"]
+    cuda = resolve(["torch_npu==2.9.0"], wheels, x86)
+    assert [str(m) for m in cuda.missing] == [
+        "torch==2.9.0+cpu (needed by torch-npu 2.9.0: the repository has only 2.9.0)"]
+    build_wheel(tmp_path, "torch", "2.9.0+cpu")
+    cpu = resolve(["torch==2.9.0", "torch_npu==2.9.0"], scan([tmp_path]), x86)
+    assert cpu.complete and names(cpu.wheels) == ["torch-2.9.0+cpu-py3-none-any.whl", real.name]
+    for other in (Target(python="3.12", arch="x86_64"), Target(python="3.11", arch="aarch64")):
+        assert [str(m) for m in resolve(["torch_npu==2.9.0"], scan([tmp_path]), other).missing
+                ] == ["torch_npu==2.9.0 (needed by the spec: no wheel in the repository)"]
