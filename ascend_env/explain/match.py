@@ -86,7 +86,9 @@ class Matcher:
         hits: dict[str, Hit] = {}
         unknown: dict[str, Unknown] = {}
         pending: list[tuple[str, int, str]] = []  # context lines, judged once the source ends
+        order: dict[str, int] = {}
         for source, text in texts:
+            order.setdefault(source, len(order))
             matched_at: list[int] = []
             pending.clear()
             for number, raw in enumerate(text.splitlines(), start=1):
@@ -115,7 +117,8 @@ class Matcher:
                     _note_unknown(unknown, src, number, line)
         result.hits = sorted(hits.values(), key=lambda h: (_order(h.signature), h.source,
                                                            h.line_number))
-        result.unknown = list(unknown.values())
+        result.unknown = sorted(unknown.values(),
+                                key=lambda u: (order.get(u.source, 0), u.line_number))
         return result
 
 
