@@ -186,6 +186,8 @@ def python_vars(spec: EnvSpec, stack: PythonStack, options: InstallOptions) -> d
             # Offline, the exact versions the venv must hold: a venv that has them all is
             # left alone without starting pip (about a second per host).
             "closure": stack.closure if stack.offline else None,
+            # Offline, pip installs with --require-hashes from these (install/wheel_digests.py).
+            "hashes": stack.hashed_requirements() if stack.offline else None,
             "bundle": str(archive) if archive else None,
             "bundle_id": archive.stem if archive else None}
 
