@@ -12,11 +12,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ascend_env.core.errors import UsageError
 from ascend_env.core.inputs import InputError, read_text
 from ascend_env.core.resources import data_text
+from ascend_env.core.urls import URLError, check_url
 
 
 class CatalogueError(UsageError):
@@ -39,6 +40,17 @@ class VendorFile(BaseModel):
     file_version: str | None = None
     python_tag: str | None = None
     distribution: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _checked_url(cls, value: str | None) -> str | None:
+        # A typo in an overlay's URL is one message when it is read, not a worker's failure.
+        if value is not None:
+            try:
+                check_url(value, "url")
+            except URLError as exc:
+                raise ValueError(str(exc)) from exc
+        return value
 
 
 class Catalogue(BaseModel):
