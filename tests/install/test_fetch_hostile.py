@@ -18,6 +18,7 @@ import pytest
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.install.fetch import FetchResult, Source, fetch
 from ascend_env.install.repo_folder import RepoFolderError
+from ascend_env.spec.catalogue import CatalogueError, load_overlay
 from tests.cli_invoke import invoke
 from tests.install.test_fetch import (
     HDK,
@@ -125,6 +126,28 @@ def test_bad_mirror_urls_are_refused_when_read(url: str, problem: str, tmp_path:
     assert result.code == 2, result
     assert problem in result.err
     assert "Traceback" not in result.err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("http://mirror.example:0x50/a.zip", "Port could not be cast"),
+    ("http://[::1/a.zip", "Invalid IPv6 URL"),
+    ("http://mirror.example/CANN 8.5.0/a.zip", "space"),
+    ("ftp://mirror.example/a.zip", "not an http:// or https:// URL"),
+])
+def test_bad_overlay_urls_are_refused_when_the_overlay_is_read(url: str, problem: str,
+                                                               tmp_path: Path) -> None:
+    overlay = overlay_for(ZIPS, "http://127.0.0.1:9")
+    overlay["components"]["Test"]["1"]["files"][1]["url"] = url
+    path = tmp_path / "overlay.json"
+    path.write_text(json.dumps(overlay))
+    with pytest.raises(CatalogueError, match=r"files\[1\]\.url") as raised:
+        load_overlay(path)
+    assert problem in str(raised.value)
+    result = invoke("fetch", "--profile", "310p", "--dest", str(tmp_path / "r"),
+                    "--catalogue", str(path))
+    assert result.code == 2, result
+    assert problem in result.err and "Traceback" not in result.err
     assert not (tmp_path / "r").exists()
 
 
