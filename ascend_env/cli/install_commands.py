@@ -91,10 +91,14 @@ def install(
     offline: Annotated[bool, typer.Option(
         "--offline", help="Every wheel from the repository; one missing is an error before "
                           "any host is touched.")] = False,
+    extra_vars: Annotated[list[str] | None, typer.Option(
+        "--extra-vars", "-e", help="Passed to ansible-playbook as its -e: key=value, @FILE or "
+                                   "JSON (repeatable; wins over ascend-env's own).")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
     from ascend_env.cli.install_view import install_progress, render_install
+    from ascend_env.install.extra_vars import extra_vars_args
     from ascend_env.install.provision import InstallOptions
     from ascend_env.install.provision import install as run_install
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
@@ -109,11 +113,12 @@ def install(
     loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
     resolved = resolve(loaded, merged)
     options = InstallOptions(
-        repo=repo, inventory=inventory, host=host, limit=limit,
+        # Absolute: Ansible's copy looks for a relative src in the roles' folders, not here.
+        repo=repo.absolute(), inventory=inventory, host=host, limit=limit,
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
         check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
-        doctor=post_doctor, offline=offline)
+        doctor=post_doctor, offline=offline, extra_args=extra_vars_args(extra_vars or []))
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
         summary = run_install(loaded, resolved, options, on_event=on_event)
     render_install(summary, as_json=as_json)

@@ -12,6 +12,9 @@ The knobs (checked by checks/test_threads.py, written by the aicpu-threads fix):
   https://www.hiascend.com/document/detail/en/mindstudio/830/practicalcases/GeneralPerformanceIssue/toolsample6_058.html).
   Where the PCI NUMA node of every NPU is known, the ranges pin each NPU to CPUs of its own
   NUMA node, which is what the vendor recommends when the default split crosses nodes.
+  Install writes the mode alone (`1`): before the driver is loaded, npu-smi does not say
+  which NPU sits on which PCI bus, and a value that changed once the driver is up would make
+  every later install report a change; the aicpu-threads fix adds the ranges.
 - MindSpore binds cores through its API (`mindspore.runtime.set_cpu_affinity`), not through
   the environment (https://www.mindspore.cn/docs/en/master/api_python/runtime/mindspore.runtime.set_cpu_affinity.html),
   so there is nothing to write for it.
@@ -24,7 +27,10 @@ The knobs (checked by checks/test_threads.py, written by the aicpu-threads fix):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from ascend_env.facts.assemble import facts_from_capture
+from ascend_env.facts.capture import parse_capture
 from ascend_env.facts.model import Facts
 from ascend_env.spec.envspec import Threads
 
@@ -73,8 +79,12 @@ def _numa_ranges(facts: Facts) -> str | None:
     return ",".join(parts) if parts else None
 
 
-def plan_threads(facts: Facts, threads: Threads, devices: int | None = None) -> ThreadPlan:
-    """The thread settings for this host: one process per NPU, CPUs shared out evenly."""
+def plan_threads(facts: Facts, threads: Threads, devices: int | None = None, *,
+                 numa: bool = True) -> ThreadPlan:
+    """The thread settings for this host: one process per NPU, CPUs shared out evenly.
+
+    One computation for the three that need it: the doctor's expectation (threads.omp), the
+    install's env role and the aicpu-threads fix; `numa=False` leaves out the NUMA ranges."""
     physical, logical = _physical_cores(facts)
     count = max(1, devices or len({d.npu_id for d in facts.devices}) or 1)
     if threads.omp_num_threads is not None:
@@ -85,6 +95,18 @@ def plan_threads(facts: Facts, threads: Threads, devices: int | None = None) -> 
         omp = max(1, min(per_device * threads.aicpu_per_core, logical // count or 1))
         basis = (f"{physical} physical core(s) / {count} NPU(s) x {threads.aicpu_per_core} "
                  f"(threads.aicpu_per_core), at most {logical} CPU(s) / {count}")
-    ranges = _numa_ranges(facts)
+    ranges = _numa_ranges(facts) if numa else None
     affinity = f"1,{ranges}" if ranges else "1"
     return ThreadPlan(omp_num_threads=omp, cpu_affinity_conf=affinity, basis=basis)
+
+
+def install_plan(probe_output: str, wanted: dict[str, Any]) -> dict[str, Any]:
+    """The plan for the install's env role, from preflight's capture (the doctor's probe)
+    and `ascend_threads` ({"spec": the spec's threads section, "devices": NPUs per host}):
+    what `doctor --profile` then expects."""
+    facts = facts_from_capture(parse_capture(probe_output, where="preflight's probe"))
+    devices = wanted.get("devices")
+    plan = plan_threads(facts, Threads.model_validate(wanted.get("spec") or {}),
+                        int(devices) if devices else None, numa=False)
+    return {"omp_num_threads": plan.omp_num_threads,
+            "cpu_affinity_conf": plan.cpu_affinity_conf, "basis": plan.basis}

@@ -100,6 +100,8 @@ class InstallOptions:
     doctor: bool = True
     offline: bool = False  # a wheel missing from the repository is an error, not the index's
     extra_vars: dict[str, Any] = field(default_factory=dict)
+    # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
+    extra_args: list[str] = field(default_factory=list)
 
 
 Event = dict[str, Any]
@@ -158,6 +160,9 @@ def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
         # The host checks its copy of each installer against these before running it.
         "ascend_digests": {name: installer.sha256 for name, installer in installers.items()},
         "ascend_python": python_vars(spec, python, options) if python else None,
+        # The env role writes the thread settings threads.omp expects (doctor/threads.py).
+        "ascend_threads": {"spec": spec.threads.model_dump(mode="json"),
+                           "devices": spec.hardware.devices},
         "ascend_serial": options.serial or 0,
         "ascend_max_fail_percentage": 0 if options.serial else 100,
         **options.extra_vars,
@@ -246,6 +251,8 @@ def run_playbook(variables: dict[str, Any], options: InstallOptions, *,
     playbooks = shipped_dir("playbooks")
     command = [_ansible_playbook(), str(playbooks / playbook), *_inventory_args(options),
                "-e", f"@{run_dir / 'extra-vars.json'}"]
+    for extra in options.extra_args:
+        command += ["-e", extra]
     if options.limit:
         command += ["--limit", options.limit]
     if options.check:
@@ -320,10 +327,10 @@ def summarize(events: list[Event]) -> list[HostResult]:
     return results
 
 
-# What install controls, so what its doctor run judges (threads have their own fix; the full
-# doctor is `ascend-env doctor`). The python role adds the frameworks and their dependencies.
+# What install controls, so what its doctor run judges (the full doctor is `ascend-env
+# doctor`). The python role adds the frameworks and their dependencies.
 POST_INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
-                           "permissions")
+                           "permissions", "threads")
 PYTHON_CATEGORIES = ("frameworks", "python")
 
 

@@ -1,4 +1,4 @@
-"""Command line for the simulated Ascend hosts: python -m tests.sim up|down|status|fault|repo."""
+"""The simulated Ascend hosts: python -m tests.sim up|down|status|fault|repo|serve."""
 
 from __future__ import annotations
 
@@ -55,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
                       "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
 
+    serve = sub.add_parser("serve", help="serve a fake vendor repo on 127.0.0.1 for "
+                           "`ascend-env fetch --mirror URL` until stopped")
+    serve.add_argument("--dir", type=Path, required=True, help="what `repo --dest` wrote")
+    serve.add_argument("--url-file", type=Path, help="also write the base URL here")
+
     bi = sub.add_parser("base-image", help="import the cached Debian root into buildah, on "
                         "the storage ascend-env detects (as the image tests do)")
     bi.add_argument("--tag", required=True)
@@ -75,6 +80,25 @@ def _base_image(tag: str) -> int:
             else exc.stderr or ""
         raise SimError(f"`{' '.join(map(str, exc.cmd))[:200]}` failed: {err.strip()[-500:]}"
                        ) from exc
+    return 0
+
+
+def _serve(root: Path, url_file: Path | None) -> int:
+    """The loopback vendor server of the fetch tests, in the foreground (SIGTERM stops it)."""
+    import threading  # noqa: PLC0415
+
+    from tests.vendor_server import vendor_server  # noqa: PLC0415
+
+    if not (root / "catalogue-overlay.json").is_file():
+        raise SimError(f"{root} holds no catalogue-overlay.json: run python -m tests.sim repo "
+                       f"--dest {root} first")
+    with vendor_server(root) as (url, _state):
+        if url_file is not None:
+            tmp = url_file.with_name(url_file.name + ".tmp")
+            tmp.write_text(url + "\n")
+            tmp.replace(url_file)  # whole or absent: a reader never sees half a URL
+        print(f"serving {root} at {url}", flush=True)
+        threading.Event().wait()
     return 0
 
 
@@ -162,6 +186,8 @@ def _run(args: argparse.Namespace) -> int:
             extra = " and spec.yaml"
         print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
         return 0
+    if args.cmd == "serve":
+        return _serve(args.dir, args.url_file)
     if args.cmd == "base-image":
         return _base_image(args.tag)
     raise SimError(f"unknown command {args.cmd}")

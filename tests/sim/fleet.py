@@ -16,6 +16,7 @@ from tests.sim import hardware, rootfs, sshd
 from tests.sim.chips import get_chip
 from tests.sim.inventory import HostEntry, render_inventory, render_ssh_config
 from tests.sim.layout import FleetPaths, SimError, secure_mkdir, state_dir
+from tests.sim.reboot import prepare_reboots
 
 FIRST_OCTET = 11  # 127.0.0.11 onwards; .1 stays the machine's own loopback
 
@@ -158,6 +159,7 @@ def up(
         hp = fp.host(rec.name)
         rootfs.create_host_root(base, hp, root_mode)
         hardware.install(hp.root, chip_info, devices, kernel_headers=kernel_headers)
+        prepare_reboots(hp.root)  # the inventory's reboot variables point here
         if repo is not None:
             from tests.sim import provision  # noqa: PLC0415
 

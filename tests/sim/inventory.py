@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.sim.reboot import FAKE_REBOOT_VARS
+
 
 @dataclass(frozen=True)
 class HostEntry:
@@ -21,10 +23,14 @@ SSH_OPTS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLe
 
 def render_inventory(hosts: Sequence[HostEntry], key: Path, control_dir: Path) -> str:
     lines = ["# Written by python -m tests.sim up; simulated Ascend hosts.", "[sim]"]
+    # The simulated reboot as host variables, so `ascend-env install --allow-reboot` by hand
+    # completes: host variables, because the playbooks' group_vars/all (which sets the real
+    # boot id file) outranks an inventory's group variables.
+    reboot = " ".join(f"{key}={value}" for key, value in FAKE_REBOOT_VARS.items())
     for h in hosts:
         lines.append(
             f"{h.name} ansible_host={h.address} ansible_port={h.port} "
-            f"sim_chip={h.chip} sim_devices={h.devices}"
+            f"sim_chip={h.chip} sim_devices={h.devices} {reboot}"
         )
     lines += [
         "",
