@@ -128,8 +128,7 @@ def test_version(driver: DriverFacts, with_spec: EnvSpec, matrix: Matrix) -> Non
 
 
 def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> None:
-    """driver.supports-cann: the driver runs the installed CANN (the vendor's lists, else the
-    matrix)."""
+    """driver.supports-cann: the driver runs the installed CANN (vendor lists, else matrix)."""
     if driver.version is None or cann.version is None:
         pytest.skip("a version could not be read (see notes)")
     release = matrix.hdk().release_of(driver.version)
