@@ -85,7 +85,7 @@ def test_a_folder_walk_skips_links_binaries_and_keeps_going(tmp_path: Path) -> N
     (tmp_path / "plog").mkdir()
     (tmp_path / "plog" / "a.log").write_text("dcmi module initialize failed. ret is -8005\n")
     (tmp_path / "plog" / "b.bin").write_bytes(b"\0\1\2")
-    os.symlink("/etc/passwd", tmp_path / "plog" / "link.log")
+    (tmp_path / "plog" / "link.log").symlink_to("/etc/passwd")
     os.mkfifo(tmp_path / "plog" / "fifo")  # a walk must never block on a pipe
     inputs = read_inputs([str(tmp_path / "plog")])
     assert [Path(s.name).name for s in inputs.sources] == ["a.log"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,8 +38,8 @@ def broken(sim_fleet_factory: FleetFactory) -> Iterator[SimFleet]:
         sim_fleet.down(name)
 
 
-def _causes(match: dict[str, object], host: str) -> dict[str, str]:
-    return {c["text"]: c["verdict"][host] for c in match["causes"]}  # type: ignore[attr-defined,index]
+def _causes(match: dict[str, Any], host: str) -> dict[str, str]:
+    return {c["text"]: c["verdict"][host] for c in match["causes"]}
 
 
 def test_host_names_the_missing_library_path(broken: SimFleet, tmp_path: Path) -> None:

@@ -8,7 +8,12 @@ import pytest
 from ascend_env.doctor.fix import FIX_IDS
 from ascend_env.doctor.suite import list_checks
 from ascend_env.explain.match import Matcher, default_matcher
-from ascend_env.explain.signatures import SignatureError, load_signatures, parse_entry
+from ascend_env.explain.signatures import (
+    Signature,
+    SignatureError,
+    load_signatures,
+    parse_entry,
+)
 
 SIGNATURES = load_signatures()
 
@@ -21,11 +26,11 @@ def test_at_least_sixty_entries_over_every_family() -> None:
 
 
 @pytest.mark.parametrize("signature", SIGNATURES, ids=lambda s: s.id)
-def test_every_sample_is_explained_by_its_own_entry(signature: object) -> None:
+def test_every_sample_is_explained_by_its_own_entry(signature: Signature) -> None:
     matcher = default_matcher()
     assert signature in matcher.signatures
-    for sample in signature.samples:  # type: ignore[attr-defined]
-        assert signature.pattern.search(sample), sample  # type: ignore[attr-defined]
+    for sample in signature.samples:
+        assert signature.pattern.search(sample), sample
         assert matcher.best(sample) is signature, sample
 
 
