@@ -107,10 +107,12 @@ def index_server(root: Path) -> Iterator[str]:
 
 
 @contextmanager
-def raw_server(answer: bytes) -> Iterator[tuple[str, list[bytes]]]:
+def raw_server(answer: bytes, *, drip_after: int | None = None
+               ) -> Iterator[tuple[str, list[bytes]]]:
     """A loopback server that answers every request with exactly these bytes and closes:
-    the malformed answers no HTTP server library would send. Yields the base URL and the
-    request heads it received."""
+    the malformed answers no HTTP server library would send. With `drip_after`, the bytes
+    after that many come one at a time, a few milliseconds apart (a stalling server). Yields
+    the base URL and the request heads it received."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
     seen: list[bytes] = []
@@ -134,7 +136,11 @@ def raw_server(answer: bytes) -> Iterator[tuple[str, list[bytes]]]:
                             break
                         head += chunk
                     seen.append(head)
-                    connection.sendall(answer)
+                    connection.sendall(answer[:drip_after])
+                    for at in range(drip_after or len(answer), len(answer)):
+                        if stop.wait(0.005):
+                            break
+                        connection.sendall(answer[at:at + 1])
                 except OSError:
                     pass
 

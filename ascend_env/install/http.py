@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import http.client
 import re
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ascend_env.core.errors import AscendEnvError
@@ -20,6 +21,11 @@ from ascend_env.core.urls import check_url
 
 CHUNK = 1 << 20
 TIMEOUT_S = 60
+# The socket timeout ends silence, not a drip: a server sending a few bytes a minute would hold
+# a worker for days. Less than STALL_BYTES in STALL_S is a stalled transfer (resumed later).
+STALL_S = 120.0
+STALL_BYTES = 64 << 10
+SNIFF = 64
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 # What a login page, an error page or a captive portal starts with; no vendor file (zip, run
 # script, wheel) does.
@@ -68,6 +74,29 @@ def _html(content_type: str | None, first: bytes) -> bool:
                                                                        "application/xhtml+xml"):
         return True
     return first.lstrip()[:16].lower().startswith(_HTML_STARTS)
+
+
+def _blocks(response: http.client.HTTPResponse, url: str) -> Iterator[bytes]:
+    """The body as it arrives; a transfer slower than STALL_BYTES per STALL_S is stopped."""
+    window, window_bytes = time.monotonic(), 0
+    while True:
+        # read1: what has arrived, so a drip cannot hold one read for hours.
+        block = response.read1(CHUNK)
+        if not block:
+            return
+        window_bytes += len(block)
+        yield block
+        if time.monotonic() - window > STALL_S:
+            if window_bytes < STALL_BYTES:
+                raise Interrupted(f"stalled: {window_bytes} bytes in the last {STALL_S:.0f} s "
+                                  f"from {url}")
+            window, window_bytes = time.monotonic(), 0
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first:
+        yield first
+    yield from rest
 
 
 def _open(request: urllib.request.Request, url: str, name: str,
@@ -121,7 +150,14 @@ def download_once(url: str, partial: Path, name: str, *,
         expected_total = (length + (have if resumed else 0)) if length is not None else None
         written = have if resumed else 0
         try:
-            first = response.read(CHUNK)
+            blocks = _blocks(response, url)
+            first = b""
+            # Enough of the body to tell an HTML page from the file (a drip is still bounded).
+            while len(first) < SNIFF:
+                block = next(blocks, b"")
+                if not block:
+                    break
+                first += block
             if not resumed and _html(response.headers.get("Content-Type"), first):
                 raise FetchError(f"{name}: {url} answered an HTML page, not the file (a login "
                                  "or error page?); check the URL or the mirror")
@@ -129,12 +165,10 @@ def download_once(url: str, partial: Path, name: str, *,
             if resumed:
                 advance(name, have)
             with partial.open("ab" if resumed else "wb") as handle:
-                block = first
-                while block:
+                for block in _chain(first, blocks):
                     handle.write(block)
                     written += len(block)
                     advance(name, len(block))
-                    block = response.read(CHUNK)
         except http.client.IncompleteRead as exc:
             raise Interrupted(f"connection lost after {written} bytes") from exc
         except (OSError, http.client.HTTPException) as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ascend_env.core.urls import URLError, check_url
+from ascend_env.install import http
 from ascend_env.install.fetch import FetchResult, Source, fetch
 from ascend_env.install.repo_folder import RepoFolderError
 from ascend_env.spec.catalogue import CatalogueError, load_overlay
@@ -104,6 +105,23 @@ def test_a_resume_answered_with_the_wrong_content_range_is_refused(tmp_path: Pat
     assert url in message
     assert b"Range: bytes=1000-" in seen[0]
     assert not (dest / OPS).exists()
+
+
+def test_a_server_that_drips_is_stopped_as_stalled(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    # The bound is shortened here (120 s in use); what is checked is the outcome, not a time.
+    monkeypatch.setattr(http, "STALL_S", 0.2)
+    body = ZIPS[OPS]
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    with raw_server(head + body, drip_after=len(head) + 100) as (url, seen):
+        plan = plan_with(overlay_for({OPS: body}, url), tmp_path)
+        only_ops = plan.model_copy(update={"items": [i for i in plan.items
+                                                     if i.download == OPS]})
+        result = fetch(only_ops, tmp_path / "repo", Source())
+    message = failure(result, OPS)
+    assert "failed 3 times" in message and "stalled" in message, message
+    assert len(seen) == 3
+    assert b"Range: bytes=" in seen[1]  # each attempt resumes what the last one kept
 
 
 @pytest.mark.parametrize(("url", "problem"), [
