@@ -240,6 +240,22 @@ def test_hostile_archives_are_refused_and_removed(served: Served, tmp_path: Path
     assert (dest / TOOLKIT).is_file() and (dest / HDK).is_file()
 
 
+def test_a_refused_archive_already_in_the_repository_is_removed(served: Served,
+                                                               tmp_path: Path) -> None:
+    """An archive an older fetch let in (its digest matches) is refused on the next run and
+    does not stay under its name."""
+    url, state, files = served
+    files[OPS] = with_members("a.run", "a.run/b")
+    (state.root / OPS).write_bytes(files[OPS])
+    dest = tmp_path / "repo"
+    dest.mkdir()
+    (dest / OPS).write_bytes(files[OPS])
+    result = fetch_from(url, files, tmp_path, dest)
+    assert "both a file and a folder" in failure(result, OPS)
+    assert not (dest / OPS).exists()
+    assert OPS not in {name for name, _ in state.requests}  # it was "present", not downloaded
+
+
 def test_a_zip_bomb_is_refused_without_writing_what_it_expands_to(served: Served,
                                                                   tmp_path: Path) -> None:
     url, state, files = served
