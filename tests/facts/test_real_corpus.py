@@ -200,3 +200,22 @@ def test_unknown_health_word_is_not_ok(checks: ModuleType) -> None:
     facts = facts_from_capture(capture_of(host, npu_smi_info=odd))
     assert facts.devices[0].health == "Degraded"  # kept raw
     assert _health_verdict(checks, facts) == "warn"
+
+
+def test_a3_cards_count_one_device_per_die(tmp_path: Path) -> None:
+    """hardware.cards on an A3 host: each die is a PCI function at the Bus-Id npu-smi prints
+    for it, so two functions are two devices (not four). The PCI attributes are those of an
+    A3 function (vendor 0x19e5, device 0xd803, class 0x1200) at the sample's two Bus-Ids."""
+    host = next(h for h in HOSTS if h.id == "a3-24.1.rc3.7")
+    capture = capture_of(host)
+    for bus in ("0000:9d:00.0", "0000:9f:00.0"):
+        for attr, value in (("vendor", "0x19e5"), ("device", "0xd803"), ("class", "0x120000"),
+                            ("subsystem_vendor", "0x19e5"), ("subsystem_device", "0x3000")):
+            capture.files[f"/sys/bus/pci/devices/{bus}/{attr}"] = value + "\n"
+    spec = tmp_path / "a3-two-dies.yaml"
+    spec.write_text("extends: a3\nname: a3-two-dies\nhardware:\n  devices: 2\n")
+    path = save_capture(tmp_path / "a3.json", capture)
+    result = invoke("doctor", "--from", str(path), "--spec", str(spec), "--only",
+                    "hardware.cards", "--json")
+    checks = {c["id"]: c for c in json.loads(result.out)["checks"]}
+    assert checks["hardware.cards"]["status"] == "pass", checks["hardware.cards"]["message"]

@@ -20,7 +20,10 @@ class Chip:
     ddr_mb: int
     ops_token: str  # chip token in CANN ops/kernels file names
     hdk_token: str  # chip token in HDK file names
-    bus_ids: tuple[str, ...]  # what a real server of this kind shows, per NPU
+    bus_ids: tuple[str, ...]  # what a real server of this kind shows, per NPU (A3: per die)
+    # Each chip (die) of an NPU id is its own PCI function with its own Bus-Id (A3), rather
+    # than the chips sharing their card's one (310P Duo).
+    bus_per_chip: bool = False
 
 
 CHIPS: dict[str, Chip] = {
@@ -36,11 +39,14 @@ CHIPS: dict[str, Chip] = {
         ("0000:C1:00.0", "0000:81:00.0", "0000:41:00.0", "0000:01:00.0",
          "0000:C2:00.0", "0000:82:00.0", "0000:42:00.0", "0000:02:00.0"),
     ),
-    # Atlas 800T A3: two dies per NPU ID ("Chip Count : 2", NPUSMI-A3).
+    # Atlas 800T A3: two dies per NPU ID ("Chip Count : 2", NPUSMI-A3), each die its own PCI
+    # function: npu-smi prints NPU 0's dies at 9D and 9F, NPU 1's at 99 and 9B
+    # (tests/data/real/a3-*), so these Bus-Ids go per die (four NPUs' worth).
     "910_93": Chip(
         "910_93", "Ascend910", 0xD803, 0x19E5, 0x3000, "train", 2, 65536, 0, "A3", "910_93",
         ("0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0",
          "0000:B9:00.0", "0000:BB:00.0", "0000:BD:00.0", "0000:BF:00.0"),
+        bus_per_chip=True,
     ),
     # Atlas 300I Duo: two 310P3 chips per card, one Bus-Id per card (§4.3); 0x0200:0x0110.
     "310p": Chip(

@@ -27,7 +27,8 @@ def _npu(state: dict[str, Any], npu_id: int) -> dict[str, Any]:
 
 def _restore_device(root: Path, state: dict[str, Any], npu: dict[str, Any]) -> None:
     """Bring back what `missing` removed: its PCI function and, with a driver, its nodes."""
-    hardware.write_pci_device(root, state, npu["bus_id"])
+    for bus_id in hardware.npu_bus_ids(npu):
+        hardware.write_pci_device(root, state, bus_id)
     if (root / "usr/local/bin/npu-smi").exists():
         try:
             owner = pwd.getpwnam("root")  # fallback when HwHiAiUser is unknown here
@@ -67,7 +68,8 @@ def apply(root: Path, fault: str, device: int | None = None, code: str | None = 
     elif fault == "busy":
         npu["processes"] = [dict(BUSY_PROCESS, chip=0)]
     elif fault == "missing":
-        hardware.remove_pci_device(root, npu["bus_id"])
+        for bus_id in hardware.npu_bus_ids(npu):
+            hardware.remove_pci_device(root, bus_id)
         for c in range(state["chips_per_npu"]):
             (root / "dev" / f"davinci{npu['device_base'] + c}").unlink(missing_ok=True)
     hardware.write_state(root, state)

@@ -44,8 +44,11 @@ def write_state(root: Path, state: dict[str, Any]) -> None:
 
 
 def initial_state(chip: Chip, npus: int) -> dict[str, Any]:
-    if not 1 <= npus <= len(chip.bus_ids):
-        raise SimError(f"--devices must be 1..{len(chip.bus_ids)} for chip {chip.key}")
+    per_npu = chip.chips_per_npu if chip.bus_per_chip else 1  # Bus-Ids an NPU id takes
+    most = len(chip.bus_ids) // per_npu
+    if not 1 <= npus <= most:
+        raise SimError(f"--devices must be 1..{most} for chip {chip.key}")
+    buses = [list(chip.bus_ids[i * per_npu:(i + 1) * per_npu]) for i in range(npus)]
     return {
         "schema": STATE_SCHEMA,
         "chip": chip.key,
@@ -59,7 +62,9 @@ def initial_state(chip: Chip, npus: int) -> dict[str, Any]:
         "npus": [
             {
                 "npu_id": i,
-                "bus_id": chip.bus_ids[i],
+                "bus_id": buses[i][0],
+                # Per chip: its own function (A3 dies) or the card's one (310P Duo chips).
+                "bus_ids": [buses[i][c % len(buses[i])] for c in range(chip.chips_per_npu)],
                 "device_base": i * chip.chips_per_npu,
                 "fault": None,
                 "error_code": None,
@@ -68,6 +73,11 @@ def initial_state(chip: Chip, npus: int) -> dict[str, Any]:
             for i in range(npus)
         ],
     }
+
+
+def npu_bus_ids(npu: dict[str, Any]) -> list[str]:
+    """The PCI functions of one NPU id, once each (states written before bus_ids: its one)."""
+    return list(dict.fromkeys(npu.get("bus_ids") or [npu["bus_id"]]))
 
 
 def _pci_dir(root: Path, bus_id: str) -> Path:
@@ -113,7 +123,8 @@ def install(root: Path, chip: Chip, npus: int, kernel_headers: bool = True) -> N
     state = initial_state(chip, npus)
     write_state(root, state)
     for npu in state["npus"]:
-        write_pci_device(root, state, npu["bus_id"])
+        for bus_id in npu_bus_ids(npu):
+            write_pci_device(root, state, bus_id)
     (root / "sys/module").mkdir(parents=True, exist_ok=True)
     if kernel_headers:
         # Enough for the driver installer's "headers present" test; no real headers.

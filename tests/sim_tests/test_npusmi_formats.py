@@ -136,25 +136,22 @@ def test_answers_follow_every_input(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def _skeleton(line: str) -> tuple[list[int], list[str]]:
-    """A table line without its figures: where its cell borders are, and its words.
-
-    Bus-Ids are figures here: a real A3 die has its own (0000:9D:00.0, 0000:9F:00.0), the sim
-    gives both dies their NPU's one PCI function (its PCI tree has one per NPU id).
-    """
-    line = re.sub(r"[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.\d", "BUS", line)
+    """A table line without its figures: where its cell borders are, and its words."""
     return ([i for i, ch in enumerate(line) if ch == "|"],
             re.findall(r"[A-Za-z][\w().%-]*|(?<=\s)-(?=\s)", line))
 
 
 def test_info_a3_matches_real_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A3 as real hosts print it: `Chip  Phy-ID`, two dies per NPU id, the second die's power
-    `-`, a full-width rule between the dies (tests/data/real/a3-24.1.rc3.7, vllm-ascend #2035)."""
+    """A3 as real hosts print it: `Chip  Phy-ID`, two dies per NPU id, each with its own Bus-Id,
+    the second die's power `-`, a full-width rule between the dies
+    (tests/data/real/a3-24.1.rc3.7, vllm-ascend #2035)."""
     _versions(monkeypatch, "24.1.rc3.7")
     real = (REAL / "a3-24.1.rc3.7" / "npu-smi-info.txt").read_text().splitlines()
     out = npu_smi.info_table(_state("910_93", 1)).splitlines()
     assert [_skeleton(line) for line in out[:len(real)]] == [_skeleton(line) for line in real]
     table = parse_npu_smi_info("\n".join(out))
-    assert [(c.chip_id, c.phy_id) for c in table.chips] == [(0, 0), (1, 1)]
+    assert [(c.chip_id, c.phy_id, c.bus_id) for c in table.chips] == [
+        (0, 0, "0000:9d:00.0"), (1, 1, "0000:9f:00.0")]
 
 
 @pytest.mark.parametrize("chip", sorted(CHIPS))
@@ -164,3 +161,15 @@ def test_sim_tables_read_like_real_ones(monkeypatch: pytest.MonkeyPatch, chip: s
     table = parse_npu_smi_info(npu_smi.info_table(_state(chip, 2)))
     assert not table.unparsed and all(not c.unparsed for c in table.chips)
     assert {chip_for_npu_name(c.name, table.chip_header) for c in table.chips} == {chip}
+
+
+def test_a3_dies_are_pci_functions(tmp_path: Path) -> None:
+    """Each A3 die is its own PCI function (its own Bus-Id); 310P Duo chips share their card's."""
+    for name in ("a3", "duo"):
+        (tmp_path / name / "usr/sbin").mkdir(parents=True)  # a bare root has /usr/sbin
+    hardware.install(tmp_path / "a3", CHIPS["910_93"], 2, kernel_headers=False)
+    hardware.install(tmp_path / "duo", CHIPS["310p"], 2, kernel_headers=False)
+    a3 = sorted(p.name for p in (tmp_path / "a3/sys/bus/pci/devices").iterdir())
+    duo = sorted(p.name for p in (tmp_path / "duo/sys/bus/pci/devices").iterdir())
+    assert a3 == ["0000:99:00.0", "0000:9b:00.0", "0000:9d:00.0", "0000:9f:00.0"]
+    assert duo == ["0000:01:00.0", "0000:81:00.0"]

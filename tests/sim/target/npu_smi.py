@@ -162,7 +162,7 @@ def info_table(state: dict[str, Any]) -> str:
             ], widths))
             lines.append(row([
                 ids,
-                npu["bus_id"],
+                (npu.get("bus_ids") or [npu["bus_id"]] * (chip + 1))[chip],
                 "0".ljust(12) + fmt_pair(ddr_used, ddr_total, 5, 11)
                 + fmt_pair(hbm, hbm_total, 5, 14),
             ], widths))
