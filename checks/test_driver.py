@@ -31,8 +31,8 @@ def test_installed(facts: Facts) -> None:
                  "need the driver",
              manual=INSTALL_DRIVER)
     if facts.driver.source == "npu-smi":
-        observe(f"driver {facts.driver.version_raw} (npu-smi answers; driver/version.info is "
-                "not visible: mounted from the host?)")
+        observe(f"driver {facts.driver.version_raw} from npu-smi (present, mounted from the "
+                "host?); not visible: " + "; ".join(facts.driver.not_visible))
     else:
         observe(f"driver {facts.driver.version_raw} in {facts.driver.install_path}/driver")
 
