@@ -84,9 +84,9 @@ def image_build(
     as_json: JsonFlag = False,
 ) -> None:
     """Build an image from a spec, validate it inside, tag it only if it passed."""
-    from ascend_env.cli.image_view import render_image
+    from ascend_env.cli.image_view import render_build_failure, render_image
     from ascend_env.image.build import BuildRequest, build_image
-    from ascend_env.image.builders import detect
+    from ascend_env.image.builders import BuilderError, detect
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
 
@@ -103,7 +103,11 @@ def image_build(
                            framework=framework.value if framework else None, base=base,
                            tag=tag, gid=gid, offline=offline, context=context,
                            on_line=_build_line(as_json))
-    result = build_image(chosen, request)
+    try:
+        result = build_image(chosen, request)
+    except BuilderError as error:  # the build's output explained in place (issue 18)
+        render_build_failure(error, as_json=as_json)
+        raise typer.Exit(error.exit_code) from error
     render_image(result, as_json=as_json)
     raise typer.Exit(result.exit_code())
 

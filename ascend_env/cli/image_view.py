@@ -12,6 +12,7 @@ from ascend_env.doctor.report import render_terminal
 
 if TYPE_CHECKING:
     from ascend_env.image.build import ImageResult
+    from ascend_env.image.builders import BuilderError
     from ascend_env.image.runargs import RunArgs
 
 
@@ -41,6 +42,24 @@ def render_image(result: ImageResult, *, as_json: bool) -> None:
                       f"{result.image_id} for inspection (`buildah from {result.image_id}`)")
     else:
         console.print(f"[red]not valid[/red] {result.image}")
+
+
+BUILD_FAILURE_SCHEMA = "ascend-env/image-build-failure/v1"
+
+
+def render_build_failure(error: BuilderError, *, as_json: bool) -> None:
+    """A build the builder could not finish: its output's end, and the known Ascend errors
+    in it explained (the knowledge base of `ascend-env explain`)."""
+    from ascend_env.explain.inline import explain_text, explained_lines  # noqa: PLC0415
+
+    found = explain_text(str(error))
+    if as_json:
+        print_json({"schema": BUILD_FAILURE_SCHEMA, "error": str(error), "explained": found})
+        return
+    # On stderr, where the CLI's other errors go ("ascend-env: error: ..."), explanations after.
+    print(f"ascend-env: error: {error}", file=sys.stderr)
+    for line in explained_lines(found):
+        print(line, file=sys.stderr)
 
 
 def render_run_args(result: RunArgs, *, as_json: bool, image: str | None = None) -> None:

@@ -104,10 +104,25 @@ def install_progress(enabled: bool) -> Iterator[Callable[[dict[str, Any]], None]
         yield update
 
 
+_NOT_WELL = ("failed", "unreachable", "not run")
+
+
+def install_json(summary: InstallSummary) -> dict[str, Any]:
+    """The summary as JSON; a host that did not end well gains `explained`, the known Ascend
+    errors in its failed task's message (the knowledge base of `ascend-env explain`)."""
+    from ascend_env.explain.inline import explain_text  # noqa: PLC0415
+
+    document = summary.model_dump(mode="json", by_alias=True)
+    for host, item in zip(summary.hosts, document["hosts"], strict=True):
+        if host.status in _NOT_WELL:
+            item["explained"] = explain_text(host.message)
+    return document
+
+
 def render_install(summary: InstallSummary, *, as_json: bool) -> None:
     """The per-host summary of an install run."""
     if as_json:
-        print_json(summary.model_dump(mode="json", by_alias=True))
+        print_json(install_json(summary))
         return
     table = Table("host", "status", "ok", "changed", "failed", "unreachable", "skipped",
                   box=None)
@@ -119,9 +134,14 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
                       str(host.changed), str(host.failed), str(host.unreachable),
                       str(host.skipped))
     console.print(table)
+    from ascend_env.explain.inline import explain_text, explained_lines  # noqa: PLC0415
+
     for host in summary.hosts:
         if host.message and host.status not in ("ok", "changed"):
             console.print(f"  {escape(host.host)}: {escape(host.message)}")
+            if host.status in _NOT_WELL:
+                for line in explained_lines(explain_text(host.message), indent="    "):
+                    console.print(escape(line))
     for note in summary.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
     verdict = "[green]every host reached the spec[/green]" if summary.succeeded else \

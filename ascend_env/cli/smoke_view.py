@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
 
+from ascend_env.smoke.evidence import explained
 from ascend_env.smoke.verdict import Verdict
 
 MARKS = {"pass": "pass", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as JSON; the evidence gains `explained`, the known Ascend errors of its
+    log tails (the knowledge base of `ascend-env explain`)."""
+    document = verdict.model_dump(mode="json", by_alias=True)
+    if isinstance(document.get("evidence"), dict):
+        document["evidence"]["explained"] = explained(document["evidence"])
+    return document
+
+
 def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
     """The verdict: JSON with the evidence inside, or one line per check."""
     if as_json:
-        typer.echo(json.dumps(verdict.model_dump(mode="json", by_alias=True), indent=2,
-                              ensure_ascii=False))
+        typer.echo(json.dumps(verdict_json(verdict), indent=2, ensure_ascii=False))
         return
     outcome = verdict.outcome.upper()
     typer.echo(f"smoke {verdict.framework} on {verdict.requested_device}: {outcome}")
@@ -28,6 +38,10 @@ def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
     if limits.chip:
         peaks = ", ".join(f"{k} {v:g} TFLOPS" for k, v in limits.peak_tflops.items()) or "none"
         typer.echo(f"  chip {limits.chip}: peak {peaks} ({limits.peak_source})")
+    from ascend_env.explain.inline import explained_lines  # noqa: PLC0415
+
+    for line in explained_lines(explained(verdict.evidence)):
+        typer.echo(line)
 
 
 def render_fleet(results: dict[str, Verdict | Exception], *, as_json: bool) -> int:
@@ -37,7 +51,7 @@ def render_fleet(results: dict[str, Verdict | Exception], *, as_json: bool) -> i
     if as_json:
         typer.echo(json.dumps({
             "schema": "ascend-env/smoke/fleet/v1",
-            "hosts": {name: r.model_dump(mode="json", by_alias=True) if isinstance(r, Verdict)
+            "hosts": {name: verdict_json(r) if isinstance(r, Verdict)
                       else {"error": str(r)} for name, r in results.items()}},
             indent=2, ensure_ascii=False))
     else:

@@ -196,3 +196,24 @@ _ADAPTER: TypeAdapter[TrainingEvidence | CollectiveEvidence] = TypeAdapter(Evide
 def parse_evidence(document: dict[str, Any]) -> TrainingEvidence | CollectiveEvidence:
     """Validate a workload's JSON document (pydantic.ValidationError when it does not fit)."""
     return _ADAPTER.validate_python(document)
+
+
+def failure_logs(document: dict[str, Any]) -> list[str]:
+    """The failure text a workload document carries: the reason it did not end well, its log
+    tail and traceback, and the same of every rank (what `explain` reads in place)."""
+    texts: list[Any] = [document.get("log_tail"), document.get("traceback")]
+    if document.get("status") != "ok":
+        texts.insert(0, document.get("reason"))
+    ranks = document.get("ranks")
+    if isinstance(ranks, list):
+        for rank in ranks:
+            if isinstance(rank, dict) and rank.get("status") != "ok":
+                texts += [rank.get("reason"), rank.get("log_tail")]
+    return [t for t in texts if isinstance(t, str) and t]
+
+
+def explained(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The known Ascend error signatures in the document's failure logs (issue 18)."""
+    from ascend_env.explain.inline import explain_text  # noqa: PLC0415 - loaded on failures
+
+    return explain_text(*failure_logs(document))
