@@ -54,11 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     repo.add_argument("--profile", help="take chip and versions from a package profile, and "
                       "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
+    repo.add_argument("--wheels-for", type=Path, metavar="SPEC",
+                      help="also stand-in wheels (tests/wheels.py) for this spec: its pinned "
+                      "frameworks in the catalogue overlay, the rest in DEST/index/ (a simple "
+                      "index for fetch --python-wheels --index-url)")
 
     serve = sub.add_parser("serve", help="serve a fake vendor repo on 127.0.0.1 for "
                            "`ascend-env fetch --mirror URL` until stopped")
     serve.add_argument("--dir", type=Path, required=True, help="what `repo --dest` wrote")
     serve.add_argument("--url-file", type=Path, help="also write the base URL here")
+    serve.add_argument("--index-url-file", type=Path,
+                       help="also serve DIR/index/ as a package index; its URL goes here")
 
     bi = sub.add_parser("base-image", help="import the cached Debian root into buildah, on "
                         "the storage ascend-env detects (as the image tests do)")
@@ -83,23 +89,67 @@ def _base_image(tag: str) -> int:
     return 0
 
 
-def _serve(root: Path, url_file: Path | None) -> int:
-    """The loopback vendor server of the fetch tests, in the foreground (SIGTERM stops it)."""
-    import threading  # noqa: PLC0415
+def _write_url(path: Path | None, url: str) -> None:
+    if path is not None:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(url + "\n")
+        tmp.replace(path)  # whole or absent: a reader never sees half a URL
 
-    from tests.vendor_server import vendor_server  # noqa: PLC0415
+
+def _serve(root: Path, url_file: Path | None, index_url_file: Path | None) -> int:
+    """The loopback vendor server of the fetch tests (and the stand-in index), in the
+    foreground until SIGTERM."""
+    import threading  # noqa: PLC0415
+    from contextlib import ExitStack  # noqa: PLC0415
+
+    from tests.vendor_server import index_server, vendor_server  # noqa: PLC0415
 
     if not (root / "catalogue-overlay.json").is_file():
         raise SimError(f"{root} holds no catalogue-overlay.json: run python -m tests.sim repo "
                        f"--dest {root} first")
-    with vendor_server(root) as (url, _state):
-        if url_file is not None:
-            tmp = url_file.with_name(url_file.name + ".tmp")
-            tmp.write_text(url + "\n")
-            tmp.replace(url_file)  # whole or absent: a reader never sees half a URL
+    if index_url_file is not None and not (root / "index").is_dir():
+        raise SimError(f"{root} holds no index/: run python -m tests.sim repo --wheels-for")
+    with ExitStack() as stack:
+        if index_url_file is not None:
+            index = stack.enter_context(index_server(root / "index"))
+            _write_url(index_url_file, index)
+            print(f"serving the stand-in index {root / 'index'} at {index}", flush=True)
+        url, _state = stack.enter_context(vendor_server(root))
+        _write_url(url_file, url)  # last: the URL file says both servers are up
         print(f"serving {root} at {url}", flush=True)
         threading.Event().wait()
     return 0
+
+
+def _stand_in_wheels(dest: Path, spec_file: Path) -> None:
+    """The spec's framework pins as stand-in wheels in the catalogue overlay (fetched like
+    vendor files, from the same server) and the rest of their closure in dest/index/."""
+    from packaging.utils import canonicalize_name  # noqa: PLC0415
+
+    from ascend_env.spec.envspec import load_spec  # noqa: PLC0415
+    from tests.sim.packages import OBS  # noqa: PLC0415
+    from tests.wheels import (  # noqa: PLC0415
+        EXTRA_WHEELS,
+        REQUIRES,
+        VERSIONS,
+        build_wheel,
+        framework_overlay,
+    )
+
+    spec = load_spec(path=spec_file)
+    frameworks = framework_overlay(dest, spec)
+    overlay_file = dest / "catalogue-overlay.json"
+    overlay = json.loads(overlay_file.read_text())
+    for component, versions in json.loads(frameworks.read_text())["components"].items():
+        for version, row in versions.items():
+            for entry in row["files"]:
+                entry["url"] = f"{OBS}/stand-in-wheels/{entry['filename']}"
+            overlay["components"].setdefault(component, {})[version] = row
+    overlay_file.write_text(json.dumps(overlay, indent=2) + "\n")
+    frameworks.unlink()
+    for name in EXTRA_WHEELS:
+        build_wheel(dest / "index" / canonicalize_name(name), name, VERSIONS.get(name, "1.0"),
+                    requires=REQUIRES.get(name, ()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,10 +234,13 @@ def _run(args: argparse.Namespace) -> int:
 
             profiles.write_spec(profiles.load(args.profile), args.dest, args.arch)
             extra = " and spec.yaml"
+        if args.wheels_for:
+            _stand_in_wheels(args.dest, args.wheels_for)
+            extra += f", stand-in wheels for {args.wheels_for} (and index/)"
         print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
         return 0
     if args.cmd == "serve":
-        return _serve(args.dir, args.url_file)
+        return _serve(args.dir, args.url_file, args.index_url_file)
     if args.cmd == "base-image":
         return _base_image(args.tag)
     raise SimError(f"unknown command {args.cmd}")
