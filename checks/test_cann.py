@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from ascend_env.core.versions import try_parse
@@ -49,7 +51,7 @@ def test_linked(cann: CannFacts) -> None:
     if cann.linked is None:
         warn(message=f"cannot tell whether {link} leads to CANN {cann.version_raw}",
              observed=f"CANN {cann.version_raw} in {cann.home}; the capture does not show {link}",
-             expected=f"{link} -> {cann.home}", why=why, manual=f"ls -ld {link}")
+             expected=f"{link} -> {cann.home}", why=why, manual=f"ls -ld {shlex.quote(link)}")
     assert cann.linked, failure(
         message=f"CANN {cann.version_raw} in {cann.home} has no {link} link: its install "
                 "stopped before the end",
@@ -87,7 +89,8 @@ def test_ops(cann: CannFacts, spec: EnvSpec | None) -> None:
         why="without the chip's operator binaries every operator compiles at run time or "
             "fails (from 8.5.0 ops is mandatory)",
         manual=f"install Ascend-cann-<chip>-{'ops' if kind == 'ops' else 'kernels'}_"
-               f"{cann.version_raw}_linux-<arch>.run --install into {cann.install_path}, or "
+               f"{cann.version_raw}_linux-<arch>.run --install "
+               f"--install-path={shlex.quote(cann.install_path)}, or "
                + INSTALL_CANN)
     assert _same(package.version, cann.version_raw), failure(
         message=f"the {package.name} package is {package.version}, the toolkit is "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import shlex
 
 import pytest
 
@@ -34,7 +35,10 @@ def test_set_env_sourced(facts: Facts, cann: CannFacts) -> None:
         why="torch_npu then fails with 'libhccl.so: cannot open shared object file' or "
             "'ASCEND_HOME_PATH environment variable is not set'",
         fix="ld-library-path",
-        manual=f"echo '. {script}' > /etc/profile.d/ascend-env.sh (never a user's ~/.bashrc)")
+        # Quoted twice: for the shell that runs echo, and for the login shells that read
+        # the line back; a hint to paste must not split differently (issue 15).
+        manual=f"echo {shlex.quote('. ' + shlex.quote(script))} > /etc/profile.d/ascend-env.sh"
+               "  # never a user's ~/.bashrc")
     home = (facts.env.login_vars or {}).get("ASCEND_HOME_PATH") or \
         (facts.env.login_vars or {}).get("ASCEND_TOOLKIT_HOME") or ""
     current = {posixpath.normpath(p) for p in (cann.home, f"{cann.install_path}/cann",
@@ -44,7 +48,7 @@ def test_set_env_sourced(facts: Facts, cann: CannFacts) -> None:
                      f"{cann.home}",
              observed=f"ASCEND_HOME_PATH={home}", expected=cann.home,
              why="a stale path after an upgrade loads the old CANN's libraries",
-             fix="ld-library-path", manual=f"source {script} from /etc/profile.d")
+             fix="ld-library-path", manual=f"source {shlex.quote(script)} from /etc/profile.d")
     observe(f"ASCEND_HOME_PATH={home}")
 
 
@@ -65,7 +69,8 @@ def test_driver_libraries(facts: Facts, driver: DriverFacts) -> None:
         why="'ImportError: libascend_hal.so: cannot open shared object file' for every job "
             "not started from a login shell (services, schedulers, ssh commands)",
         fix="ld-library-path",
-        manual=f"printf '%s\\n' {lib_dir} {lib_dir}/common {lib_dir}/driver > "
+        manual=f"printf '%s\\n' {shlex.join([lib_dir, f'{lib_dir}/common', f'{lib_dir}/driver'])}"
+               " > "
                "/etc/ld.so.conf.d/ascend-env.conf && ldconfig")
     observe("; ".join(f"{lib.soname} -> {(lib.ldconfig or lib.ld_library_path)[0]}"
                       for lib in libs))
@@ -97,6 +102,7 @@ def test_cann_libraries(facts: Facts, cann: CannFacts) -> None:
         expected=f"{cann.home}/lib64 on the library path (set_env.sh or ld.so.conf.d)",
         why="torch_npu needs them at import: 'libhccl.so: cannot open shared object file'",
         fix="ld-library-path",
-        manual=f"source {cann.set_env or 'set_env.sh'} from /etc/profile.d/ascend-env.sh and "
-               f"add {cann.home}/lib64 to /etc/ld.so.conf.d/ascend-env.conf; ldconfig")
+        manual=f"source {shlex.quote(cann.set_env or 'set_env.sh')} from "
+               f"/etc/profile.d/ascend-env.sh and add {shlex.quote(cann.home + '/lib64')} to "
+               "/etc/ld.so.conf.d/ascend-env.conf; ldconfig")
     observe(f"{len(CANN_LIBS)} CANN libraries resolve")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from packaging.utils import canonicalize_version
 
@@ -23,7 +25,7 @@ def _same(a: str, b: str) -> bool:
 
 def _pip(facts: Facts) -> str:
     python = facts.frameworks.python.executable if facts.frameworks.python else None
-    return f"{python or 'python3'} -m pip"
+    return f"{shlex.quote(python or 'python3')} -m pip"  # a host's path, quoted to paste
 
 
 def test_torch_npu_cann(facts: Facts, cann: CannFacts, matrix: Matrix) -> None:

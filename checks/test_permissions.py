@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 
@@ -44,8 +45,8 @@ def test_device_nodes(facts: Facts, driver: DriverFacts) -> None:
         why="too tight: the driver's group cannot open the NPU (permission denied); too "
             "open: any local user can use or hang the device",
         fix="device-permissions",
-        manual=f"chown {owner} {' '.join(n.path for n in wrong)} && chmod {NODE_MODE} "
-               f"{' '.join(n.path for n in wrong)}")
+        manual=shlex.join(["chown", owner, *(n.path for n in wrong)]) + " && "
+        + shlex.join(["chmod", NODE_MODE, *(n.path for n in wrong)]))
     observe(f"{len(nodes)} node(s) {owner} {NODE_MODE}")
 
 
@@ -78,6 +79,6 @@ def test_run_users(facts: Facts, driver: DriverFacts, run_users: tuple[str, ...]
         why="a user outside the group cannot open /dev/davinci*: no NPU visible, permission "
             "denied",
         fix="device-permissions" if not unknown else None,
-        manual=" && ".join(f"usermod -aG {group} {u}" for u in outside)
-        + " (then log in again)" if outside else "create the user first")
+        manual=" && ".join(shlex.join(["usermod", "-aG", group, u]) for u in outside)
+        + "  # then log in again" if outside else "create the user first")
     observe(", ".join(f"{u} in {group}" for u in accounts))

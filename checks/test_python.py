@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from ascend_env.doctor.findings import failure, observe
@@ -29,5 +31,5 @@ def test_cann_deps(facts: Facts, cann: CannFacts) -> None:
         expected=", ".join(CANN_PYTHON_DEPS),
         why="operator compilation fails at the first op: 'EH9999 [Init][Env]init env failed!'",
         fix="python-deps",
-        manual=f"{python} -m pip install {' '.join(missing)}")
+        manual=shlex.join([python, "-m", "pip", "install", *missing]))
     observe(f"{len(CANN_PYTHON_DEPS)} dependencies in {python}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from ascend_env.doctor.findings import failure, observe
@@ -31,6 +33,7 @@ def test_labels(facts: Facts, driver: DriverFacts, spec: EnvSpec | None) -> None
         why="with SELinux enforcing, containers get 'permission denied' on the mounted "
             "driver and CANN; chcon labels are lost on the next relabel",
         fix="selinux-context",
-        manual=" && ".join(f"semanage fcontext -a -t {WANTED_TYPE} '{p}(/.*)?' && "
-                           f"restorecon -R {p}" for p in wrong))
+        manual=" && ".join(shlex.join(["semanage", "fcontext", "-a", "-t", WANTED_TYPE,
+                                       f"{p}(/.*)?"]) + " && "
+                           + shlex.join(["restorecon", "-R", p]) for p in wrong))
     observe(", ".join(f"{p}: {labels.get(p)}" for p in paths))

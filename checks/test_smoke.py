@@ -7,6 +7,7 @@ connection (ascend_env/smoke); a saved capture cannot run them, so these checks 
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -59,8 +60,8 @@ def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
     except AscendEnvError as error:
         fail(message=f"the {framework} workload did not produce evidence: {error}",
              why="without evidence nothing shows that jobs can run on the NPUs",
-             manual=f"ascend-env smoke --framework {framework} --device {device} "
-                    f"--python {request.python}")
+             manual=shlex.join(["ascend-env", "smoke", "--framework", framework, "--device",
+                                device, "--python", request.python]))
     attach_evidence(verdict.model_dump(mode="json", by_alias=True))
     failed = [check for check in verdict.checks if check.status == "fail"]
     if verdict.outcome != "pass":
@@ -69,7 +70,8 @@ def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
              expected=f"positive evidence of computation on {device}",
              why="a job that imports its framework can still train on the CPU, or compute "
                  "garbage on a faulty card",
-             manual=f"ascend-env smoke --framework {framework} --device {device} --json")
+             manual=shlex.join(["ascend-env", "smoke", "--framework", framework, "--device",
+                                device, "--json"]))
     observe(verdict.summary, f"positive evidence of computation on {device}")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from ascend_env.doctor.findings import fail, observe, warn
@@ -48,7 +50,7 @@ def test_omp_num_threads(facts: Facts, driver: DriverFacts, spec: EnvSpec | None
                  expected=f"{plan.omp_num_threads} ({plan.basis})",
                  why="unset, every process of an 8-NPU job starts one OpenMP thread per CPU: "
                      "the host thrashes and the NPUs wait for data",
-                 manual=f"echo '{line}' >> {MANAGED}")
+                 manual=f"echo {shlex.quote(line)} >> {shlex.quote(MANAGED)}")
     observe(f"OMP_NUM_THREADS={value}", str(plan.omp_num_threads))
 
 
@@ -66,6 +68,7 @@ def test_cpu_affinity(facts: Facts, spec: EnvSpec | None, plan: ThreadPlan) -> N
                  expected=f"CPU_AFFINITY_CONF={plan.cpu_affinity_conf}",
                  why="without binding the host threads of all NPUs share every core and cross "
                      "NUMA nodes; slow task dispatch starves the NPUs",
-                 manual=f"echo 'export CPU_AFFINITY_CONF={plan.cpu_affinity_conf}' >> "
-                        f"{MANAGED}")
+                 manual=shlex.join(["echo", "export CPU_AFFINITY_CONF="
+                                    + shlex.quote(plan.cpu_affinity_conf)])
+                 + f" >> {shlex.quote(MANAGED)}")
     observe(f"CPU_AFFINITY_CONF={value}")

@@ -199,7 +199,7 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
 
 
-def _runs_something(text: str) -> bool:
+def runs_something(text: str) -> bool:
     """Would a shell given TEXT run the MARK command of its own or a substitution? A word
     that is exactly MARK after splitting on blanks and operators (`;`, `&&`, `|`, newline), or
     `$(` / a backquote outside single quotes."""
@@ -210,12 +210,21 @@ def _runs_something(text: str) -> bool:
             return True
     except ValueError:  # an unclosed quote: a shell would wait for more, not run this
         return True
-    quoted = False
-    for i, char in enumerate(text):
-        if char == "'":
-            quoted = not quoted
-        elif not quoted and (char == "`" or text.startswith("$(", i)):
+    # sh's quoting: nothing is special inside '...'; inside "..." and bare, $( and ` run.
+    state, i = "bare", 0
+    while i < len(text):
+        char = text[i]
+        if state == "single":
+            state = "bare" if char == "'" else state
+        elif char == "\\":
+            i += 1  # the next character is taken as it is
+        elif char == "`" or text.startswith("$(", i):
             return True
+        elif char == "'" and state == "bare":
+            state = "single"
+        elif char == '"':
+            state = "bare" if state == "double" else "double"
+        i += 1
     return False
 
 
@@ -232,7 +241,7 @@ def unsafe_printed(out: str) -> list[str]:
         else:
             if not text.startswith(("docker run", "podman run", "ascend-env ", "--")):
                 continue
-        if MARK in text and _runs_something(text):
+        if MARK in text and runs_something(text):
             bad.append(line)
     return bad
 

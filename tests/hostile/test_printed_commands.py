@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ascend_env.core.errors import UsageError
+from ascend_env.core.resources import shipped_dir
+from ascend_env.doctor.suite import DoctorContext, DoctorPlugin, Target, run_suite
+from ascend_env.facts.assemble import facts_from_capture
+from ascend_env.facts.capture import Capture
+from ascend_env.facts.model import Facts
 from ascend_env.image.runargs import (
     HostView,
     RunArgsRequest,
@@ -23,6 +29,8 @@ from ascend_env.image.runargs import (
 )
 from ascend_env.spec.envspec import load_spec
 from tests.cli_invoke import invoke
+from tests.facts.captures import GOLDEN_HOSTS
+from tests.hostile.badinput import MARK, runs_something
 
 HOSTILE = ["-1 ; reboot", "$(reboot)", "`reboot`", "16g\nreboot", "16g && reboot", "16g|sh",
            "'16g'", "16 g", "-16g", "0", "0g", "16x", "", "\uff11\uff16g", "9" * 40]
@@ -93,3 +101,51 @@ def test_printed_text_of_the_cli_splits_into_the_json_args() -> None:
     line = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g",
                   "--image", "ascend-env/910b:8.5.0")
     assert shell_split(line.out) == ["docker", "run", *args, "ascend-env/910b:8.5.0"]
+
+
+# -- the doctor's "fix by hand" hints -------------------------------------------------------
+
+HOSTILE_DIR = f"/opt/As cend;{MARK} $({MARK})'`{MARK}`"
+
+
+def _hostile_facts(make: Callable[[], Capture]) -> Facts:
+    """A golden host's facts with every host-reported value that reaches a hint made
+    hostile: install paths, the framework interpreter, the driver's user and group."""
+    facts = facts_from_capture(make())
+    if facts.driver is not None:
+        facts.driver.install_path = HOSTILE_DIR
+    if facts.cann is not None:
+        facts.cann.install_path = HOSTILE_DIR
+        facts.cann.home = f"{HOSTILE_DIR}/cann"
+        facts.cann.set_env = f"{HOSTILE_DIR}/set_env.sh"
+    if facts.frameworks.python is not None:
+        facts.frameworks.python.executable = f"{HOSTILE_DIR}/bin/python"
+    facts.users.driver_user = f"hw;{MARK}"
+    facts.users.driver_group = f"hw`{MARK}`"
+    return facts
+
+
+def test_fix_by_hand_hints_quote_what_the_host_reported() -> None:
+    """Every hint of the real suite over the golden hosts, host values made hostile: none
+    runs the hostile value, and the hints that are whole commands split back with the
+    hostile value as one word."""
+    hints: list[tuple[str, str]] = []
+    for name, make in sorted(GOLDEN_HOSTS.items()):
+        plugin = DoctorPlugin(DoctorContext(targets=[Target(name=name,
+                                                            facts=_hostile_facts(make))],
+                                            run_users=("alice",)))
+        run_suite(shipped_dir("checks"), plugin)
+        hints += [(row.id, row.fix.command) for row in plugin.results[name]
+                  if row.fix is not None and row.fix.command]
+    hostile = [(check, hint) for check, hint in hints if MARK in hint]
+    assert len({check for check, _ in hostile}) >= 6, hostile  # the test reaches the hints
+    unsafe = [(check, hint) for check, hint in hostile if runs_something(hint)]
+    assert not unsafe, unsafe
+    whole = {"python.cann-deps", "env.driver-libraries", "env.set-env", "selinux.labels",
+             "permissions.run-users"}
+    for check, hint in hostile:
+        if check in whole:
+            words = shlex.split(hint, comments=True)
+            # env.set-env's word is itself a line for login shells: split it once more.
+            inner = [x for w in words if w.startswith(". ") for x in shlex.split(w)]
+            assert any(HOSTILE_DIR in w or "hw`" in w for w in words + inner), (check, words)
