@@ -8,6 +8,7 @@ and a Prometheus textfile for node_exporter's textfile collector.
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable
@@ -70,7 +71,7 @@ class CheckResult(_Model):
         """The ascend-env command that applies this check's fix, if it has one."""
         if self.fix is None or self.fix.id is None:
             return None
-        return f"ascend-env doctor --fix --only {self.id}"
+        return shlex.join(["ascend-env", "doctor", "--fix", "--only", self.id])
 
 
 class SpecRef(_Model):
