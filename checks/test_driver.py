@@ -115,6 +115,9 @@ def test_running_version(facts: Facts, driver: DriverFacts, matrix: Matrix) -> N
 def test_version(driver: DriverFacts, with_spec: EnvSpec, matrix: Matrix) -> None:
     """driver.version: the installed driver is the spec's HDK release."""
     wanted = with_spec.driver.version
+    if driver.version is None and driver.source == "npu-smi":
+        pytest.skip("npu-smi's driver version is in no known form (see notes) and "
+                    "driver/version.info is not visible")
     # One HDK identity: the spec's 25.0.RC1 is the 25.0.rc1.1 its files install.
     assert driver.version is not None and matrix.hdk().same(driver.version, wanted), \
         failure(message=f"driver {driver.version_raw} is installed, the spec wants "

@@ -155,6 +155,8 @@ def _driver_from_npu_smi(r: CaptureReader, record: AscendInstallRecord,
                          npu_smi: NpuSmiFacts | None) -> DriverFacts | None:
     if npu_smi is None or not npu_smi.available or npu_smi.error is not None:
         return None
+    # npu-smi always prints its title row with the driver's version; output without one (a
+    # cut quote, a garbled table) is not taken as a driver's answer.
     raw = npu_smi.driver_version or npu_smi.tool_version
     if raw is None:
         return None

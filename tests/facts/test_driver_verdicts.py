@@ -19,6 +19,8 @@ from ascend_env.facts.capture import Capture, PathInfo
 from ascend_env.remote import probe
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from tests.facts.captures import BASE, ok, sample
+from tests.facts.real_corpus import TOOLKIT_INFO as TOOLKIT_FILE
+from tests.facts.real_corpus import RealHost, capture_of, real_hosts
 
 REAL = Path(__file__).resolve().parent / "real_versions"
 TOOLKIT_INFO = f"{BASE}/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info"
@@ -176,10 +178,43 @@ def test_container_without_version_info_has_a_driver_and_runs_the_other_checks()
     assert "not visible" in rows["firmware.installed"].message
     # The CANN checks run (the suite used to skip them all as "driver not installed").
     assert rows["cann.installed"].status == "pass", rows["cann.installed"]
-    assert rows["driver.supports-cann"].status == "fail"  # 23.0.7 is too old for 8.0.0
+    # The matrix alone (no version.info, so no driver inner code): 8.0.0's row starts at 24.1.0.
+    assert rows["driver.supports-cann"].status == "fail"
     assert not [r for r in rows.values() if "driver is not installed" in r.message]
 
 
 def test_no_npu_smi_and_no_version_info_is_still_no_driver() -> None:
     facts = facts_from_capture(capture(toolkit=sample("install_info", "toolkit-8.1.RC1-aarch64")))
     assert facts.driver is None
+
+
+# --- every real host of the corpus, as the container-like capture it is ---------------------
+
+CORPUS = real_hosts()
+
+
+@pytest.mark.parametrize("host", CORPUS, ids=[h.id for h in CORPUS])
+def test_corpus_hosts_have_their_driver_from_npu_smi(host: RealHost) -> None:
+    # The corpus shows npu-smi (and some the toolkit's install info) but no version.info.
+    rows = verdicts(capture_of(host), "driver", "cann.installed")
+    installed = rows["driver.installed"]
+    printed = host.expected["npu_smi"]["driver_version"]
+    if printed is None:
+        # A quote cut above the title row: no driver version, so no driver taken from it.
+        assert installed.status == "fail", installed
+        return
+    assert installed.status == "pass", installed
+    assert installed.observed is not None
+    assert installed.observed.startswith(f"driver {printed} from npu-smi")
+    assert rows["driver.complete"].status == "skip"
+    if host.text(TOOLKIT_FILE) is None:
+        return
+    # With the toolkit quoted, the CANN checks run and the pairing is judged, not skipped.
+    assert rows["cann.installed"].status == "pass", rows["cann.installed"]
+    assert rows["driver.supports-cann"].status in ("pass", "fail", "warn")
+
+
+def test_corpus_cann_8_1_rc1_on_24_1_0_passes() -> None:
+    host = next(h for h in CORPUS if h.id == "910prob-24.1.0")  # vllm-ascend #1047
+    row = verdicts(capture_of(host), "driver.supports-cann")["driver.supports-cann"]
+    assert row.status == "pass", row
