@@ -68,7 +68,12 @@ _BUS_ID = re.compile(r"^(?:[0-9A-Fa-f]{4}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]
 
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """The cells between a row's outer borders: one `|` each side, so a doubled border is an
+    empty cell (and the row unread), not a row that reads like any other."""
+    line = line.strip()
+    line = line[1:] if line.startswith("|") else line
+    line = line[:-1] if line.endswith("|") else line
+    return [c.strip() for c in line.split("|")]
 
 
 def _usage_names(header: str) -> list[str]:

@@ -219,3 +219,14 @@ def test_a3_cards_count_one_device_per_die(tmp_path: Path) -> None:
                     "hardware.cards", "--json")
     checks = {c["id"]: c for c in json.loads(result.out)["checks"]}
     assert checks["hardware.cards"]["status"] == "pass", checks["hardware.cards"]["message"]
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_doubled_border_is_not_read_as_the_row(checks: ModuleType, where: str) -> None:
+    """`|| 1  310P3 | ...` (what the property test once found): an empty cell, not the row."""
+    host = next(h for h in HOSTS if h.id == "310p3-24.1.rc2")
+    text = host.text(NPU_SMI_INFO) or ""
+    row = next(line for line in text.splitlines() if "310P3" in line)
+    doubled = "|" + row if where == "start" else row + "|"
+    facts = facts_from_capture(capture_of(host, npu_smi_info=text.replace(row, doubled, 1)))
+    assert _health_verdict(checks, facts) == "warn"
