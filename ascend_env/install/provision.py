@@ -328,9 +328,10 @@ def summarize(events: list[Event]) -> list[HostResult]:
 
 
 # What install controls, so what its doctor run judges (the full doctor is `ascend-env
-# doctor`). The python role adds the frameworks and their dependencies.
+# doctor`). The python role adds the frameworks and their dependencies, the env role the
+# thread settings.
 POST_INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
-                           "permissions", "threads")
+                           "permissions")
 PYTHON_CATEGORIES = ("frameworks", "python")
 
 
@@ -347,7 +348,8 @@ def post_install_doctor(spec: EnvSpec, options: InstallOptions,
     document = doctor(DoctorOptions(
         spec=spec, inventory=options.inventory, target=options.host,
         limit=",".join(host.host for host in done) if options.inventory else None,
-        only=POST_INSTALL_CATEGORIES + (PYTHON_CATEGORIES if python else ())))
+        only=POST_INSTALL_CATEGORIES + (PYTHON_CATEGORIES if python else ())
+        + (("threads",) if "env" in _wanted(options) else ())))
     reports = document.hosts if isinstance(document, FleetReport) else [document]
     by_name = {report.host: report for report in reports}
     for host in done:
