@@ -88,3 +88,15 @@ def test_install_still_refuses_a_real_downgrade_and_upgrades_a_real_upgrade() ->
     assert down.driver == "none" and "refusing a downgrade" in down.errors[0]
     up = decide(_host("24.1.0"), {"driver": "25.0.rc1.1", "packages": []})
     assert up.driver == "upgrade" and not up.errors
+
+
+def test_every_hdk_the_matrix_names_round_trips_through_its_file_version() -> None:
+    hdk = MATRIX.hdk()
+    named = {row.hdk for row in MATRIX.cann if row.hdk is not None}
+    named |= {row.hdk_min for row in MATRIX.cann if row.hdk_min is not None}
+    named |= {row.hdk for row in MATRIX.mindspore if row.hdk is not None}
+    for release in named:
+        printed = parse(hdk.file_version(release))
+        assert hdk.release_of(printed) == release, release.raw
+        assert hdk.same(parse(release.lower()), release) and hdk.same(parse(release.upper()),
+                                                                      release)
