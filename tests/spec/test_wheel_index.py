@@ -13,6 +13,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from packaging.tags import cpython_tags
+from packaging.utils import parse_wheel_filename
 
 from ascend_env.spec.catalogue import load_catalogue
 from ascend_env.spec.compat import check_spec
@@ -120,3 +122,26 @@ def test_pip_platforms_and_the_torch_build() -> None:
     assert pip_platforms(spec("3.11", arch="aarch64")) == ["manylinux_2_28_aarch64",
                                                            "manylinux2014_aarch64"]
     assert torch_pin(spec("3.11")) == "2.9.0+cpu"
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("python", ["3.10", "3.11", "3.12", "3.13"])
+def test_the_pip_line_platforms_accept_exactly_the_recorded_real_wheels(arch: str,
+                                                                      python: str) -> None:
+    """What `pip download --python-version X --platform ...` would accept (its tags, as
+    packaging computes them for CPython), against the file names pypi.org lists."""
+    recorded = json.loads((RECORDED / "torch-npu.json").read_text())["releases"]["2.9.0"]
+    the_spec = spec(python, arch)
+    version = tuple(int(p) for p in python.split("."))
+    accepted = set(cpython_tags(version, platforms=pip_platforms(the_spec)))
+    fitting = [u["filename"] for u in recorded
+               if accepted & parse_wheel_filename(u["filename"])[3]]
+    if python == "3.13":
+        assert fitting == []
+        assert check_wheels(the_spec) != []
+    else:
+        assert fitting == [f"torch_npu-2.9.0-cp{version[0]}{version[1]}-cp{version[0]}"
+                           f"{version[1]}-manylinux_2_28_{arch}.whl"]
+        # Without the manylinux_2_28 tag (the old printed line) nothing fits.
+        old = set(cpython_tags(version, platforms=[f"manylinux2014_{arch}"]))
+        assert not [u for u in recorded if old & parse_wheel_filename(u["filename"])[3]]
