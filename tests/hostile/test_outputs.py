@@ -20,6 +20,10 @@ from ascend_env.core.outputs import (
     staged_folder,
     write_output,
 )
+from ascend_env.image.build import BuildRequest, build_image
+from ascend_env.image.context import RenderError
+from ascend_env.spec.catalogue import load_catalogue
+from ascend_env.spec.envspec import load_spec
 from tests.cli_invoke import invoke
 
 BAD_FILES = {
@@ -186,3 +190,31 @@ def test_image_build_context_refused_first(tmp_path: Path, case: str) -> None:
     assert done.code == 2, done
     assert "--context" in done.err and "Traceback" not in done.out + done.err
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+class _NoBuild:
+    """A builder never reached: the context fails to render first."""
+
+    name = "buildah"
+    storage = None
+
+    def build(self, *args: object) -> object:
+        raise AssertionError("the build must not start")
+
+
+@pytest.mark.parametrize("empty_folder", [False, True])
+def test_failed_render_leaves_no_context_behind(tmp_path: Path, empty_folder: bool) -> None:
+    """The repository lacks the installers: the render fails inside the staged folder, and
+    neither DIR nor a hidden staging folder stays (an empty DIR stays as it was)."""
+    dest = tmp_path / "ctx"
+    if empty_folder:
+        dest.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    request = BuildRequest(spec=load_spec(profile="910b"), repo=repo, context=dest,
+                           catalogue=load_catalogue())
+    with pytest.raises(RenderError, match="not in the repository"):
+        build_image(_NoBuild(), request)  # type: ignore[arg-type]
+    assert _listing(tmp_path) == (["ctx", "repo"] if empty_folder else ["repo"])
+    if empty_folder:
+        assert _listing(dest) == []
