@@ -112,6 +112,7 @@ def render_matrix(*, cann: str | None, framework: str | None, as_json: bool) -> 
         print_json({
             "schema": "ascend-env/matrix/v1",
             "cann": [r.model_dump(mode="json") for r in cann_rows] if framework is None else [],
+            "hdk_files": [r.model_dump(mode="json") for r in matrix.hdk_files],
             "torch": [r.model_dump(mode="json") for r in torch_rows],
             "mindspore": [r.model_dump(mode="json") for r in ms_rows],
             "conflicts": [c.model_dump(mode="json") for c in matrix.conflicts],
@@ -120,7 +121,11 @@ def render_matrix(*, cann: str | None, framework: str | None, as_json: bool) -> 
     if framework is None:
         table = Table("CANN", "HDK", "also works with", "sources", title="CANN -> HDK")
         for row in cann_rows:
-            table.add_row(row.cann.raw, row.hdk.raw if row.hdk else "not confirmed",
+            # The version its files and npu-smi print, where it is not the release's name.
+            files = matrix.hdk().file_version(row.hdk) if row.hdk else ""
+            hdk = (row.hdk.raw + ("" if files == row.hdk.lower() else f" (files {files})")
+                   if row.hdk else "not confirmed")
+            table.add_row(row.cann.raw, hdk,
                           ", ".join(f"{line}.x" for line in row.hdk_compatible),
                           ", ".join(row.sources))
         console.print(table)

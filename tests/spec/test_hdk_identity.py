@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ascend_env.core.versions import parse
@@ -12,6 +14,7 @@ from ascend_env.spec.compat import check_spec
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.matrix import load_matrix
 from ascend_env.spec.plan import resolve
+from tests.cli_invoke import invoke
 
 MATRIX = load_matrix()
 
@@ -100,3 +103,12 @@ def test_every_hdk_the_matrix_names_round_trips_through_its_file_version() -> No
         assert hdk.release_of(printed) == release, release.raw
         assert hdk.same(parse(release.lower()), release) and hdk.same(parse(release.upper()),
                                                                       release)
+
+
+def test_matrix_command_shows_the_file_versions() -> None:
+    document = json.loads(invoke("matrix", "--cann", "8.1.RC1", "--json").out)
+    assert {row["release"]: row["files"] for row in document["hdk_files"]} == {
+        "25.0.RC1": ["25.0.rc1.1"]}
+    # The table's cell reads "25.0.RC1 (files 25.0.rc1.1)" (wrapped to the terminal's width).
+    text = invoke("matrix", "--cann", "8.1.RC1").out
+    assert "files" in text and "rc1.1" in text
