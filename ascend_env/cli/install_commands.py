@@ -42,8 +42,9 @@ def fetch(
 ) -> None:
     """Download or import every vendor file of a spec into a verified local repository."""
     from ascend_env.cli.install_view import fetch_progress, render_fetch
-    from ascend_env.install.fetch import Source, fetch_python
+    from ascend_env.install.fetch import Source
     from ascend_env.install.fetch import fetch as fetch_files
+    from ascend_env.install.python_fetch import fetch_python
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.install.archive import ArchiveError, Member, matches, unpack
 from ascend_env.install.http import FetchError, Interrupted, download_once
-from ascend_env.install.python_fetch import PythonWheels, fetch_python  # noqa: F401 (moved)
+from ascend_env.install.python_fetch import PythonWheels  # fetch_python moved there too
 from ascend_env.install.repo_folder import (
     MANIFEST,
     PARTIAL,
