@@ -144,8 +144,14 @@ def main() -> int:
                 shutil.rmtree(room, ignore_errors=True)
 
         rooms.mkdir()
+        verdicts = []
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            verdicts = list(pool.map(one, enumerate(listed)))
+            for number, verdict in enumerate(pool.map(one, enumerate(listed)), start=1):
+                verdicts.append(verdict)
+                if number % 50 == 0 or number == len(listed):  # a long run shows it moves
+                    failing = sum(1 for v in verdicts if v.problems)
+                    print(f"{number}/{len(listed)} cases run, {failing} failing",
+                          file=sys.stderr, flush=True)
     finally:
         if args.keep:
             print(f"bad files kept in {inputs}", file=sys.stderr)

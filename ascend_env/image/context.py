@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,11 +239,16 @@ def _place(source: Path, dest: Path) -> None:
         shutil.copy2(source, dest)
 
 
+def _fetch_line(repo: Path, *extra: str) -> str:
+    """The fetch command a message tells the operator to run, quoted to paste."""
+    return shlex.join(["ascend-env", "fetch", *extra, "--dest", str(repo)])
+
+
 def _located(repo: Path, item: PlanItem) -> Path:
     found = locate(repo, item)
     if found is None:
         raise RenderError(f"{item.file} ({item.component}) is not in the repository {repo}; "
-                          f"run `ascend-env fetch --dest {repo}` with the same spec first")
+                          f"run `{_fetch_line(repo)}` with the same spec first")
     return found
 
 
@@ -265,7 +271,7 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
     if dest.exists() and any(dest.iterdir()):
         raise RenderError(f"the context folder {dest} is not empty")
     if not repo.is_dir():
-        raise RenderError(f"no repository at {repo}: run `ascend-env fetch --dest {repo}` "
+        raise RenderError(f"no repository at {repo}: run `{_fetch_line(repo)}` "
                           "with the same spec first (or name it with --repo)")
     for sub in ("installers", "wheels", "files"):
         (dest / sub).mkdir(parents=True, exist_ok=True)
@@ -292,8 +298,8 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
             listed = "\n  ".join(str(m) for m in stack.missing)
             if options.offline:
                 raise RenderError("--offline: the repository lacks wheels the frameworks "
-                                  f"need:\n  {listed}\nfill it with `ascend-env fetch "
-                                  f"--python-wheels --dest {repo}`")
+                                  f"need:\n  {listed}\nfill it with "
+                                  f"`{_fetch_line(repo, '--python-wheels')}`")
             warnings.append("pip resolves these from its index during the build (not in the "
                             f"repository):\n  {listed}")
         for found in stack.wheels:
