@@ -20,6 +20,7 @@ from ascend_env.spec.catalogue import load_catalogue
 from ascend_env.spec.compat import check_spec
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.wheels import check_wheels, load_wheel_index, pip_platforms, torch_pin
+from tests.cli_invoke import invoke
 
 RECORDED = Path(__file__).parent.parent / "data" / "wheel_index"
 SCRIPT = Path(__file__).parents[2] / "scripts" / "refresh_wheel_index.py"
@@ -145,3 +146,20 @@ def test_the_pip_line_platforms_accept_exactly_the_recorded_real_wheels(arch: st
         # Without the manylinux_2_28 tag (the old printed line) nothing fits.
         old = set(cpython_tags(version, platforms=[f"manylinux2014_{arch}"]))
         assert not [u for u in recorded if old & parse_wheel_filename(u["filename"])[3]]
+
+
+def test_plan_refuses_a_python_without_a_wheel_and_names_the_real_files(tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(spec("3.13").model_dump_json())
+    refused = invoke("plan", "--spec", str(path))
+    assert refused.code == 1, refused
+    assert "torch_npu 2.9.0 has no wheel for Python 3.13 on x86_64" in refused.err + refused.out
+    assert "3.10, 3.11, 3.12" in refused.err + refused.out
+    path.write_text(spec("3.12").model_dump_json())
+    done = invoke("plan", "--spec", str(path), "--json")
+    assert done.code == 0, done
+    files = {item["component"]: item["file"] for item in json.loads(done.out)["items"]}
+    # The real wheels, as the index and the vendor manifest name them.
+    assert files["torch_npu"] == "torch_npu-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    assert files["torch"] == "torch-2.9.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl"
+    assert load_wheel_index().file(files["torch_npu"]) is not None
