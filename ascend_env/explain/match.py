@@ -24,7 +24,7 @@ ERROR_LIKE = re.compile(
     r"\b(ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL)\b|\bE[A-Z]\d{4}\b|\bERR\d{5}\b"
     r"|Trace[Bb]ack|\w+(Error|Exception):|\bfailed\b(?!=0)|\bFAILED\b"
     r"|cannot open shared object file|undefined symbol")
-# Records a log writes at a level below warning: matched against signatures, never unknown.
+# Records a log writes at a level below warning: neither matched nor unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
 # Lines that belong to an error message rather than state one (the traceback header, CANN's
 # "Solution:" and "Rectify..." advice, C++ frames): explained when a signature matched close by.
@@ -67,15 +67,26 @@ class Matcher:
 
     def __init__(self, signatures: Sequence[Signature] | None = None) -> None:
         self.signatures = tuple(load_signatures() if signatures is None else signatures)
-        self._any = re.compile("|".join(f"(?:{s.pattern.pattern})" for s in self.signatures))
+        # Each signature with the literals one of which any line it matches must contain:
+        # `in` tests cost far less than the regex, and most lines contain none of them.
+        self._screened = [(s, required_literals(s.pattern.pattern)) for s in self.signatures]
+        # One search for all the literals turns away a line that contains none (most do);
+        # a signature without literals leaves the gate open.
+        literals = sorted({lit for _, lits in self._screened for lit in lits or ()},
+                          key=len, reverse=True)
+        self._gate: tuple[str, ...] | None = None \
+            if any(lits is None for _, lits in self._screened) else tuple(literals)
 
     def best(self, line: str) -> Signature | None:
         """The most specific signature matching the line: highest priority, then longest
         pattern (a longer pattern says more); None when none matches."""
         line = line[:MAX_LINE]
-        if not self.signatures or self._any.search(line) is None:
+        # any(map(...)) keeps the loop over the literals in C (a generator would not).
+        if self._gate is not None and not any(map(line.__contains__, self._gate)):
             return None
-        found = [s for s in self.signatures if s.pattern.search(line)]
+        found = [s for s, literals in self._screened
+                 if (literals is None or any(lit in line for lit in literals))
+                 and s.pattern.search(line)]
         if not found:
             return None
         return max(found, key=lambda s: (s.priority, len(s.pattern.pattern)))
@@ -94,7 +105,10 @@ class Matcher:
             for number, raw in enumerate(text.splitlines(), start=1):
                 result.lines += 1
                 line = raw.rstrip()
-                if not line:
+                # Records below warning level (most of a plog) state no failure: CANN, HCCL
+                # and torch_npu write theirs at ERROR or WARNING. Skipping them keeps a
+                # 64 MiB plog to seconds.
+                if not line or QUIET_LEVEL.search(line):
                     continue
                 signature = self.best(line)
                 if signature is not None:
@@ -105,7 +119,7 @@ class Matcher:
                     else:
                         hit.count += 1
                     continue
-                if QUIET_LEVEL.search(line) or not ERROR_LIKE.search(line[:MAX_LINE]):
+                if not ERROR_LIKE.search(line[:MAX_LINE]):
                     continue
                 if CONTEXT.search(line):
                     pending.append((source, number, line))
@@ -120,6 +134,110 @@ class Matcher:
         result.unknown = sorted(unknown.values(),
                                 key=lambda u: (order.get(u.source, 0), u.line_number))
         return result
+
+
+_META = set(".^$*+?{}[]()|\\")
+_QUANTIFIERS = set("*+?{")
+MIN_LITERAL = 3
+
+
+def _branches(pattern: str) -> list[str]:
+    """The pattern split at its top-level `|` (none inside groups or classes)."""
+    out, depth, start, index, in_class = [], 0, 0, 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            out.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    out.append(pattern[start:])
+    return out
+
+
+def _group_end(branch: str, start: int) -> int:
+    """The index just past the group opened at `start`."""
+    depth, index = 0, start
+    while index < len(branch):
+        char = branch[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return len(branch)
+
+
+def _longest_literal(branch: str) -> str | None:
+    """The longest run of plain characters every match of the branch contains (a group is
+    skipped whole: what is outside it is needed whatever it matches), or None."""
+    runs, current, index = [], "", 0
+    while index < len(branch):
+        char = branch[index]
+        if char == "\\" and index + 1 < len(branch):
+            nxt = branch[index + 1]
+            index += 2
+            if nxt.isalnum():  # a class (\d \S \w) or an anchor (\b): ends the run
+                runs.append(current)
+                current = ""
+            else:
+                current += nxt
+            continue
+        if char in _QUANTIFIERS:  # the character before may be absent or repeated
+            current = current[:-1]
+            runs.append(current)
+            current = ""
+            if char == "{":
+                index = branch.find("}", index) + 1 or len(branch)
+                continue
+        elif char == "[":
+            runs.append(current)
+            current = ""
+            index = branch.find("]", index + 2) + 1 or len(branch)
+            continue
+        elif char == "(":
+            runs.append(current)
+            current = ""
+            index = _group_end(branch, index)
+            if index < len(branch) and branch[index] in _QUANTIFIERS:
+                index += 1
+            continue
+        elif char in _META:
+            runs.append(current)
+            current = ""
+        else:
+            current += char
+        index += 1
+    runs.append(current)
+    best = max(runs, key=len)
+    return best if len(best) >= MIN_LITERAL else None
+
+
+def required_literals(pattern: str) -> tuple[str, ...] | None:
+    """Literals one of which every match of `pattern` contains (one per top-level
+    alternative); None when some alternative has none this reading can vouch for."""
+    literals = []
+    for branch in _branches(pattern):
+        literal = _longest_literal(branch)
+        if literal is None:
+            return None
+        literals.append(literal)
+    return tuple(literals)
 
 
 def _order(signature: Signature) -> int:

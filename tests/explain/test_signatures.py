@@ -7,7 +7,7 @@ import pytest
 
 from ascend_env.doctor.fix import FIX_IDS
 from ascend_env.doctor.suite import list_checks
-from ascend_env.explain.match import Matcher, default_matcher
+from ascend_env.explain.match import Matcher, default_matcher, required_literals
 from ascend_env.explain.signatures import (
     Signature,
     SignatureError,
@@ -91,3 +91,25 @@ def test_the_most_specific_entry_wins_a_line() -> None:
     assert matcher.best("EZ9999: Inner Error!") is specific
     assert matcher.best("EE9999 Inner Error!") is generic
     assert matcher.best("all fine") is None
+
+
+@pytest.mark.parametrize(("pattern", "literals"), [
+    (r"libhccl\.so: cannot open", ("libhccl.so: cannot open",)),
+    (r"ret is -8005|is used\. ret is -8020", ("ret is -8005", "is used. ret is -8020")),
+    (r"Op \S+ does not has any binary", (" does not has any binary",)),
+    (r"E[ZH]9999:? Inner Error", (" Inner Error",)),
+    (r"Check param failed, (dev|ctx) can not be (NULL|null)", ("Check param failed, ",)),
+    (r"abcd(de)?fgh", ("abcd",)),
+    (r"ab|\d+", None),  # an alternative with no literal: every line is tried
+])
+def test_required_literals_are_what_every_match_contains(
+        pattern: str, literals: tuple[str, ...] | None) -> None:
+    assert required_literals(pattern) == literals
+
+
+def test_quiet_records_are_skipped_but_the_same_text_at_error_level_is_not() -> None:
+    line = "dcmi module initialize failed. ret is -8005"
+    scan = default_matcher().scan([("p", f"[INFO] X(1,y):t [a.cc:1] {line}\n"
+                                         f"[ERROR] X(1,y):t [a.cc:2] {line}\n")])
+    assert [(h.signature.id, h.line_number, h.count) for h in scan.hits] == [
+        ("dcmi.init-8005", 2, 1)]
