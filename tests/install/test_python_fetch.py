@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
-from ascend_env.install.fetch import FetchResult
+from ascend_env.install.fetch import FetchResult, sha256_of
 from ascend_env.install.python_fetch import fetch_python
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.envspec import EnvSpec, build_spec
@@ -94,3 +94,26 @@ def test_without_the_cpu_index_the_gap_is_named_not_filled_with_cuda(tmp_path: P
     assert "pip download failed" in done.python.message
     assert "torch==2.9.0+cpu" in done.python.message
     assert not list((repo / WHEELS_DIR).glob("torch-*"))
+
+
+def test_fetch_records_dropped_wheels_once_and_reports_one_altered_later(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    dropped = build_wheel(repo / WHEELS_DIR, "absl-py", "1.0")  # an operator's own wheel
+    the_spec = spec()
+    empty = FetchResult(dest=str(repo), spec=the_spec.name, digest=the_spec.digest(),
+                        complete=True, files=[])
+    first = fetch_python(empty, the_spec)
+    recorded = json.loads((repo / "repo.json").read_text())["wheels"]
+    assert recorded == {f"wheels/{dropped.name}": {"sha256": sha256_of(dropped),
+                                                   "size": dropped.stat().st_size}}
+    assert first.complete  # a gap is only reported without --python-wheels
+    before = sha256_of(dropped)
+    with dropped.open("ab") as handle:
+        handle.write(b"\0")
+    again = fetch_python(empty, the_spec)
+    assert again.python is not None and not again.complete and not again.python.complete
+    assert f"{dropped}: sha256 {sha256_of(dropped)}, but repo.json records {before}" in \
+        again.python.message
+    # The record is not overwritten with the altered file's digest.
+    assert json.loads((repo / "repo.json").read_text())["wheels"][
+        f"wheels/{dropped.name}"]["sha256"] == before
