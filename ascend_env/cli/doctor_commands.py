@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +22,22 @@ PythonOption = Annotated[str | None, typer.Option(
     "--python", help="Framework interpreter on the target (default: the spec's venv, python3).")]
 RunUserOption = Annotated[list[str] | None, typer.Option(
     "--run-user", help="An account that runs jobs (checked for the HwHiAiUser group).")]
+
+
+# useradd's rule (upper case allowed, as HwHiAiUser has it): the names go to the probe as argv.
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", re.ASCII)
+
+
+def check_names(python: str | None, run_users: list[str] | None) -> None:
+    """--python and --run-user as what they are: an interpreter path or command name, and
+    account names; a blank or a control character is a usage error, not a check that fails."""
+    if python is not None and (not python.strip()
+                               or any(ord(c) < 32 or ord(c) == 127 for c in python)):
+        raise UsageError(f"--python {python!r}: give an interpreter path or command name")
+    for user in run_users or ():
+        if _USER.fullmatch(user) is None:
+            raise UsageError(f"--run-user {user!r}: not an account name (letters, digits, "
+                             "_ . -, not starting with a digit or -, at most 32)")
 
 
 def doctor_command(
@@ -71,6 +88,7 @@ def doctor_command(
         raise UsageError("--dry-run goes with --fix")
     if fix and from_files:
         raise UsageError("--fix needs live hosts, not --from captures")
+    check_names(python, run_user)
     loaded = None
     if profile is not None or spec is not None:
         from ascend_env.spec.envspec import load_spec
@@ -115,6 +133,7 @@ def collect_command(
 
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
+    check_names(python, run_user)
     from ascend_env.core.outputs import output_target
 
     output_target(output, what="--output")  # before any host is probed

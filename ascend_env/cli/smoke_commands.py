@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -20,13 +21,31 @@ class SmokeFramework(str, Enum):
     hccl = "hccl"
 
 
+# npu:N / cuda:N with ASCII digits only, and N below the most devices a host has:
+# str.isdigit(), which the workload's parser uses, also takes `٣` and 5000-digit numbers.
+_DEVICE = re.compile(r"(?:npu|cuda)(?::(?P<index>[0-9]{1,4}))?|cpu|all", re.ASCII)
+
+
+def check_device(device: str) -> None:
+    """A --device value the workloads can take, or a usage error (exit 2)."""
+    from ascend_env.core.numbers import MAX_DEVICES
+
+    match = _DEVICE.fullmatch(device.strip().lower())
+    index = match.group("index") if match else None
+    if match is None or (index is not None and int(index) >= MAX_DEVICES):
+        shown = device if len(device) <= 20 else device[:17] + "..."
+        raise UsageError(f"--device {shown!r}: give npu:N or cuda:N (N from 0 to "
+                         f"{MAX_DEVICES - 1}), npu, all or cpu")
+
+
 def smoke(
     framework: Annotated[SmokeFramework, typer.Option(
         "--framework", help="torch, mindspore, or hccl (an all-reduce over every device).")],
     device: Annotated[str | None, typer.Option(
         "--device", help="npu:N, all, cuda:N or cpu; default npu:0 (hccl: all).")] = None,
     steps: Annotated[int | None, typer.Option(
-        "--steps", min=2, help="Training steps (hccl: iterations); default spec or 50.")] = None,
+        "--steps", min=2, max=100000,
+        help="Training steps (hccl: iterations); default spec or 50.")] = None,
     timeout: Annotated[float | None, timeout_option(
         "Seconds; default spec smoke.timeout_s or 600.")] = None,
     python: Annotated[str | None, typer.Option(
@@ -58,6 +77,8 @@ def smoke(
         from ascend_env.doctor.collect import check_target
 
         check_target(host)
+    if device is not None:
+        check_device(device)
     request = request_from_options(
         framework=framework.value, device=device, steps=steps, timeout_s=timeout,
         python=python, chip=chip, peak_tflops=peak_tflops,

@@ -126,3 +126,24 @@ def test_inventories_beyond_the_bounds_exit_2(tmp_path: Path) -> None:
 def test_smoke_timeouts_that_are_not_a_number_of_seconds(value: str) -> None:
     result = invoke("smoke", "--framework", "torch", "--device", "cpu", "--timeout", value)
     assert result.code == 2 and "--timeout" in result.err
+
+
+@pytest.mark.parametrize("device", ["npu:99999999999999999999", "npu:\u0663", "npu:64", "npu:",
+                                    "npu:-1", "gpu:0"])
+def test_smoke_devices_are_ascii_numbers_below_the_most_a_host_has(device: str) -> None:
+    result = invoke("smoke", "--framework", "torch", "--device", device)
+    assert result.code == 2 and "--device" in result.err
+    assert len(result.err) < 200
+
+
+@pytest.mark.parametrize(("option", "value"), [("--python", ""), ("--python", "py\nthon"),
+                                               ("--run-user", ""), ("--run-user", "-rf"),
+                                               ("--run-user", "a$(id)")])
+@pytest.mark.parametrize("command", [["doctor"], ["collect", "-o", "out.json"]])
+def test_blank_or_odd_names_are_usage_errors(option: str, value: str, command: list[str],
+                                             tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*command, option, value)
+    assert result.code == 2 and option in result.err
+    assert not (tmp_path / "out.json").exists()
