@@ -115,7 +115,7 @@ def install_json(summary: InstallSummary) -> dict[str, Any]:
     document = summary.model_dump(mode="json", by_alias=True)
     for host, item in zip(summary.hosts, document["hosts"], strict=True):
         if host.status in _NOT_WELL:
-            item["explained"] = explain_text(host.message)
+            item["explained"] = explain_text(host.message, host.output)
     return document
 
 
@@ -140,7 +140,8 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
         if host.message and host.status not in ("ok", "changed"):
             console.print(f"  {escape(host.host)}: {escape(host.message)}")
             if host.status in _NOT_WELL:
-                for line in explained_lines(explain_text(host.message), indent="    "):
+                for line in explained_lines(explain_text(host.message, host.output),
+                                            indent="    "):
                     console.print(escape(line))
     for note in summary.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")

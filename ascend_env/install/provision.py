@@ -59,6 +59,8 @@ class HostResult(BaseModel):
     skipped: int = 0
     reboot_required: bool = False
     message: str = ""
+    output: str = Field("", description="the failed task's stderr and stdout (tails), which "
+                        "the install view explains (issue 18)")
     doctor: dict[str, Any] | None = Field(
         None, description="the post-install doctor: counts by status and the failed check ids")
 
@@ -290,6 +292,7 @@ def summarize(events: list[Event]) -> list[HostResult]:
     """Per-host results from the callback's events (hosts never run are `not run`)."""
     stats: dict[str, dict[str, Any]] = {}
     last_failure: dict[str, str] = {}
+    last_output: dict[str, str] = {}
     hosts: set[str] = set()
     for event in events:
         if event["event"] == "play":
@@ -299,6 +302,8 @@ def summarize(events: list[Event]) -> list[HostResult]:
         elif event["event"] == "result" and event["status"] in ("failed", "unreachable"):
             text = event.get("message") or event.get("stdout") or ""
             last_failure[event["host"]] = f"{event['task']}: {text}".strip()
+            last_output[event["host"]] = "\n".join(
+                str(event.get(k) or "") for k in ("stderr", "stdout") if event.get(k))
     results = []
     for host in sorted(set(stats) | set(last_failure) | hosts):
         counts = stats.get(host)
@@ -323,7 +328,8 @@ def summarize(events: list[Event]) -> list[HostResult]:
             failed=counts.get("failures", 0), unreachable=counts.get("unreachable", 0),
             skipped=counts.get("skipped", 0), reboot_required=reboot,
             message=last_failure.get(host, "reboot the host, then run install again"
-                                     if reboot else "")))
+                                     if reboot else ""),
+            output=last_output.get(host, "")))
     return results
 
 

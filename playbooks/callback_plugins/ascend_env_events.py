@@ -63,7 +63,8 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         self._emit("result", host=result._host.get_name(), task=result._task.get_name(),
                    status=status, changed=bool(data.get("changed")),
                    message=str(message)[-2000:] if status in ("failed", "unreachable") else "",
-                   stdout=str(data.get("stdout", ""))[-2000:] if status == "failed" else "")
+                   stdout=str(data.get("stdout", ""))[-2000:] if status == "failed" else "",
+                   stderr=str(data.get("stderr", ""))[-2000:] if status == "failed" else "")
 
     def v2_runner_on_ok(self, result: Any) -> None:
         self._result("ok", result)

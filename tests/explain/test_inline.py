@@ -67,9 +67,9 @@ def _failed_install() -> InstallSummary:
     events: list[Any] = [
         {"event": "play", "hosts": ["node1", "node2"]},
         {"event": "result", "status": "failed", "host": "node1",
-         "task": "driver : run the driver installer",
-         "message": "[ERROR]Dkms install failed, details in : "
-                    "var/log/ascend_seclog/ascend_install.log."},
+         "task": "driver : run the driver installer", "message": "non-zero return code",
+         "stdout": "[ERROR]Dkms install failed, details in : "
+                   "var/log/ascend_seclog/ascend_install.log.", "stderr": ""},
         {"event": "stats", "hosts": {"node1": {"ok": 3, "failures": 1},
                                      "node2": {"ok": 9, "changed": 2}}}]
     return InstallSummary(spec="s", digest="d", check=False, log="/tmp/log",
