@@ -61,5 +61,6 @@ def explain(
             explanation.hosts = run_checks(options, checks)
     from ascend_env.cli.explain_view import render_explanation
 
-    render_explanation(explanation, as_json=as_json, host=host)
+    render_explanation(explanation, as_json=as_json, host=host,
+                       host_asked=host is not None or inventory is not None)
     raise typer.Exit(explanation.exit_code())

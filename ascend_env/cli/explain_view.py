@@ -18,7 +18,7 @@ def _echo(text: str = "") -> None:
 
 
 def render_explanation(explanation: Explanation, *, as_json: bool,
-                       host: str | None = None) -> None:
+                       host: str | None = None, host_asked: bool = False) -> None:
     if as_json:
         typer.echo(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False))
         return
@@ -33,6 +33,8 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
     for source in inputs.sources:
         if source.note:
             _echo(f"  {source.name}: {source.note}")
+    if host_asked and scan.hits and not explanation.hosts:
+        _echo("  no cause of these lines is one a host check can confirm; nothing was run")
     for down in explanation.unreachable:
         _echo(f"  {down.host}: not checked: {down.error}")
     for hit in scan.hits:

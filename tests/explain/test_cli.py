@@ -115,3 +115,14 @@ def test_the_file_count_limit_is_reported_not_fatal(tmp_path: Path,
     inputs = read_inputs([str(tmp_path)])
     assert len(inputs.sources) == 2
     assert len(inputs.skipped) == 2 and "limit" in inputs.skipped[0][1]
+
+
+def test_a_host_is_not_contacted_when_no_cause_has_a_check(tmp_path: Path) -> None:
+    # The mooncake transport's loader error has one cause, and no host check for it: the
+    # unreachable address is never tried.
+    log = tmp_path / "a.log"
+    log.write_text("ImportError: ascend_transport.so: cannot open shared object file: No such "
+                   "file or directory\n")
+    done = invoke("explain", str(log), "--host", "ssh://root@127.255.255.254")
+    assert done.code == 0, done
+    assert "nothing was run" in done.out
