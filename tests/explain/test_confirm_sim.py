@@ -15,6 +15,8 @@ from tests.doctor import hosts as h
 from tests.sim import fleet as sim_fleet
 from tests.sim.fixtures import FleetFactory, SimFleet
 
+pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
 HAL = ("ImportError: libascend_hal.so: cannot open shared object file: No such file or "
        "directory\n")
 # The open-device failure of https://github.com/hw-native-sys/PTOAS/pull/948.

@@ -33,6 +33,7 @@ def test_explain_text_is_compact_and_ordered() -> None:
 
 
 @needs_torch
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [False, True])
 def test_smoke_evidence_is_explained(monkeypatch: pytest.MonkeyPatch, as_json: bool) -> None:
     # The fake torch_npu fails its import as the real one does without CANN.
