@@ -52,8 +52,13 @@ def console_script() -> str:
 
 
 def _hidden_leftovers(folder: Path) -> list[str]:
-    """Temporary files or folders a failed write left (core/outputs.py names them .NAME.*)."""
-    return sorted(str(p) for p in folder.rglob(".*")) if folder.exists() else []
+    """Temporary files or folders a failed write left (core/outputs.py names them .NAME.*).
+    A fetch's DEST/.partial/ is not one: downloads wait there to be resumed (README,
+    "Caches"); what it holds is not read as verified."""
+    if not folder.exists():
+        return []
+    return sorted(str(p) for p in folder.rglob(".*")
+                  if ".partial" not in p.relative_to(folder).parts)
 
 
 def run_case(script: str, case: Case, room: Path, guarded: list[Path], bound: float

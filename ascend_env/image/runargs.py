@@ -56,7 +56,9 @@ class RunArgs(BaseModel):
     def command_argv(self, image: str = "IMAGE") -> list[str]:
         """The runtime's `run` with the arguments and the image, one argv item each."""
         tool = "podman" if self.runtime == "podman" else "docker"
-        return [tool, "run", *self.args, check_image_reference(image)]
+        # IMAGE is the placeholder a reader replaces, not a reference to check.
+        shown = image if image == "IMAGE" else check_image_reference(image)
+        return [tool, "run", *self.args, shown]
 
     def command_line(self, image: str = "IMAGE") -> str:
         """A shell line for a terminal: every item quoted, so a shell splits it back into
@@ -82,9 +84,15 @@ class RunArgs(BaseModel):
 # container/run/); docker's parser (go-units RAMInBytes) also takes kb, mb, gb. Anything else,
 # a sign, a space or `;` included, is refused before it reaches a printed line.
 _SHM_SIZE = re.compile(r"(?P<number>[0-9]{1,15})(?P<unit>[bkmg]|[kmg]b)?", re.IGNORECASE)
-# An image reference: no leading dash (docker would read it as an option) and nothing a
-# terminal or shell treats specially (whitespace, control characters).
-_IMAGE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}")
+# An image reference as distribution/reference's grammar has it (reference.go): a name of at
+# most 255 characters (components of [a-z0-9] with . _ - separators, an optional registry host
+# and port), an optional tag [\w][\w.-]{0,127}, an optional digest. No leading dash (docker
+# would read it as an option), nothing a shell or terminal treats specially.
+_IMAGE_NAME = re.compile(r"(?:[A-Za-z0-9.-]+(?::[0-9]{1,5})?/)?"
+                         r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+                         r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*")
+_IMAGE_TAG = re.compile(r"[\w][\w.-]{0,127}")
+_IMAGE_DIGEST = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}")
 
 
 def check_shm_size(value: str) -> str:
@@ -98,7 +106,13 @@ def check_shm_size(value: str) -> str:
 
 def check_image_reference(value: str) -> str:
     """An image name, tag or digest, or a UsageError (a leading `-` would be an option)."""
-    if _IMAGE_REF.fullmatch(value) is None:
+    rest, _, digest = value.partition("@")
+    name, tag = rest, ""
+    if ":" in rest.rsplit("/", 1)[-1]:
+        name, tag = rest.rsplit(":", 1)
+    if (_IMAGE_NAME.fullmatch(name) is None or len(name) > 255 or name.startswith("-")
+            or ("@" in value and _IMAGE_DIGEST.fullmatch(digest) is None)
+            or (tag and _IMAGE_TAG.fullmatch(tag) is None) or rest.endswith(":")):
         raise UsageError(f"--image {value!r}: not an image reference (like "
                          "ascend-env/910b:8.5.0 or registry.example/ns/img@sha256:...)")
     return value

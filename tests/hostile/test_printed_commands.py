@@ -57,13 +57,19 @@ def test_sizes_docker_takes_are_kept(value: str) -> None:
 
 
 @pytest.mark.parametrize("image", ["x; reboot", "-v/:/host", "--privileged", "a b", "$(id)",
-                                   "img\nreboot", ""])
+                                   "img\nreboot", "", "9" * 300, "img:", "img:-t", "img@x"])
 def test_hostile_image_references_are_refused(image: str) -> None:
     with pytest.raises(UsageError, match="--image"):
         check_image_reference(image)
     done = invoke("image", "run-args", "--devices", "0", "--image", image)
     assert done.code == 2, done
     assert "Traceback" not in done.out + done.err
+
+
+@pytest.mark.parametrize("image", ["ascend-env/910b:8.5.0", "ubuntu:22.04",
+                                   "localhost:5000/ns/img:v1", "img@sha256:" + "a" * 64])
+def test_image_references_docker_takes_are_kept(image: str) -> None:
+    assert check_image_reference(image) == image
 
 
 def _hostile_spec(tmp_path: Path, install_path: str) -> object:
