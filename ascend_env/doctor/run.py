@@ -69,7 +69,7 @@ class DoctorOptions:
 SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assemble",
                  "ascend_env.doctor.suite", "ascend_env.spec.envspec",
                  "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
-                 "ascend_env.install.actions",
+                 "ascend_env.install.actions", "ascend_env.spec.vendor_compat",
                  "ascend_env.image.inspection")
 
 
