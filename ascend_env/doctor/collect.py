@@ -246,6 +246,8 @@ def check_target(target: str) -> None:
     if scheme != "local" and (not named.strip() or named.startswith(":")):
         raise UsageError(f"--host {target!r} names no host; give ssh://user@node, "
                          "docker://ctr, local:// or a host name")
+    if scheme == "local" and rest:  # testinfra ignores it: local://node would check this machine
+        raise UsageError(f"--host {target!r}: local:// is this machine and takes no host name")
     if any(ord(c) < 32 or ord(c) == 127 for c in target):
         raise UsageError(f"--host {target!r}: a host name holds no control characters")
 
@@ -261,8 +263,12 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
         for name, hostvars in read_inventory(inventory, limit).items():
             # testinfra's own mapping of Ansible connection variables to a transport, fed
             # from the inventory already read (it would start ansible-inventory again).
-            host = runner.get_ansible_host(runner.get_ansible_config(), {
-                "_meta": {"hostvars": {name: hostvars}}, "all": {"hosts": [name]}}, name)
+            try:
+                host = runner.get_ansible_host(runner.get_ansible_config(), {
+                    "_meta": {"hostvars": {name: hostvars}}, "all": {"hosts": [name]}}, name)
+            except ValueError as exc:  # a name or address urllib cannot read ("[::1")
+                raise UsageError(f"{inventory}: host {name[:80]!r}: not a host name or "
+                                 f"address ({exc})") from exc
             if host is None:
                 raise UsageError(f"{inventory}: {name}: connection "
                                  f"{hostvars.get('ansible_connection')} is not supported")

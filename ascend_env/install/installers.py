@@ -10,6 +10,7 @@ apt, which checks every file it unpacks against signed digests).
 from __future__ import annotations
 
 import fnmatch
+import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -80,8 +81,9 @@ def verify_repo(plan: Plan, repo: Path, components: set[str]) -> dict[str, Insta
     RepoFolderError (exit 2).
     """
     if not repo.is_dir():
-        raise RepoError(f"repository {repo} does not exist; run `ascend-env fetch --dest {repo}`"
-                        " with the same spec first")
+        raise RepoError(f"repository {repo} does not exist; run "
+                        f"`ascend-env fetch --dest {shlex.quote(str(repo))}` with the same spec "
+                        "first")
     files: dict[str, object] = read_manifest(repo)["files"]
     found: dict[str, Installer] = {}
     problems: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,27 @@ def test_a_blank_host_is_an_error_not_localhost(target: str, command: list[str],
     assert result.code == 2
     assert "names no host" in result.err and "Traceback" not in result.err
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["collect", "-o", "out.json"]])
+def test_local_with_a_host_name_is_an_error(command: list[str], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # testinfra drops the name: local://node would have checked this machine instead.
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*command, "--host", "local://node")
+    assert result.code == 2
+    assert "takes no host name" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_an_inventory_host_that_urllib_cannot_read_is_named(tmp_path: Path) -> None:
+    # Ansible's ini plugin reads a zip's bytes as a host line; found by the bad-input campaign.
+    inventory = tmp_path / "hosts.zip"
+    with zipfile.ZipFile(inventory, "w") as archive:
+        archive.writestr("../../escape.run", "#!/bin/sh\necho escaped\n")
+    result = invoke("doctor", "--inventory", str(inventory))
+    assert result.code == 2, result.err
+    assert "not a host name or address" in result.err and "Traceback" not in result.err
 
 
 def test_the_reason_is_the_transports_last_line_not_the_command() -> None:
