@@ -24,12 +24,13 @@ from ascend_env import __version__
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
 from ascend_env.image.env import ATB_CXX_ABI, cann_layout, image_env
-from ascend_env.install.fetch import locate, sha256_of
+from ascend_env.install.fetch import sha256_of
+from ascend_env.install.installers import RepoError, verify_repo
 from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, framework_pins, python_stack
 from ascend_env.remote import healthcheck
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_matrix
-from ascend_env.spec.plan import Plan, PlanItem
+from ascend_env.spec.plan import Plan
 
 FrameworkChoice = Literal["torch", "mindspore", "none"]
 CANN_COMPONENTS = ("nnae", "nnrt", "toolkit", "ops", "nnal")
@@ -244,14 +245,6 @@ def _fetch_line(repo: Path, *extra: str) -> str:
     return shlex.join(["ascend-env", "fetch", *extra, "--dest", str(repo)])
 
 
-def _located(repo: Path, item: PlanItem) -> Path:
-    found = locate(repo, item)
-    if found is None:
-        raise RenderError(f"{item.file} ({item.component}) is not in the repository {repo}; "
-                          f"run `{_fetch_line(repo)}` with the same spec first")
-    return found
-
-
 def find_pip_wheel(repo: Path) -> Path | None:
     """pip's wheel: the repository's, else the one the system Python ships for venvs."""
     candidates = sorted(repo.glob("pip-*.whl"))
@@ -276,13 +269,22 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
     for sub in ("installers", "wheels", "files"):
         (dest / sub).mkdir(parents=True, exist_ok=True)
     installers = []
+    # Each .run is checked against the digest fetch recorded when it unpacked the verified
+    # archive (as install does), not hashed as found: a file altered in the repository after
+    # fetch is refused here, and the Containerfile checks that same digest inside the build.
+    try:
+        verified = verify_repo(plan, repo, {"cann"})
+    except RepoError as error:
+        problems = str(error).split(":\n", 1)[-1]
+        raise RenderError(f"the CANN installers are not in the repository {repo} as fetch "
+                          f"left them; run `{_fetch_line(repo)}` with the same spec:\n"
+                          f"{problems}") from error
     for item in plan.items:
         if item.component not in CANN_COMPONENTS:
             continue
-        source = _located(repo, item)
-        # The repository verified the download (a zip, often); this is the digest of the
-        # .run itself, which the Containerfile checks again inside the build.
-        installers.append(ContextFile(item.component, source.name, sha256_of(source), source))
+        installer = verified[item.component]
+        source = installer.path
+        installers.append(ContextFile(item.component, source.name, installer.sha256, source))
         _place(source, dest / "installers" / source.name)
     wheels: list[ContextFile] = []
     warnings: list[str] = []

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from ascend_env.image.context import RenderError, RenderOptions, prepare_context
 from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.installers import RepoError, verify_repo
 from ascend_env.install.repo_folder import RepoFolderError
+from ascend_env.spec.envspec import load_spec
 from ascend_env.spec.plan import Plan
 from tests.install.test_fetch import HDK, MEMBERS, overlay_for, plan_with, served
 from tests.vendor_server import ServerState
@@ -87,3 +89,21 @@ def test_a_broken_manifest_could_not_be_read(fetched: tuple[Path, Plan], content
         verify_repo(plan, dest, COMPONENTS)
     assert raised.value.exit_code == 2
     assert str(dest / "repo.json") in str(raised.value)
+
+
+def test_an_image_context_refuses_an_installer_altered_after_fetch(
+        fetched: tuple[Path, Plan], tmp_path: Path) -> None:
+    """The image build's installers are checked against the digests fetch recorded for the
+    unpacked members, as install's are (before: hashed as found, so an altered .run went
+    into the Containerfile with its own new digest)."""
+    dest, plan = fetched
+    toolkit = verify_repo(plan, dest, {"cann"})["toolkit"]
+    context = prepare_context(tmp_path / "ctx", load_spec(profile="310p"), plan, dest,
+                              RenderOptions(base="debian:12"))
+    assert f"{toolkit.sha256}" in context.containerfile.read_text()
+    toolkit.path.write_bytes(toolkit.path.read_bytes() + b"\nreboot\n")
+    actual = hashlib.sha256(toolkit.path.read_bytes()).hexdigest()
+    with pytest.raises(RenderError) as raised:
+        prepare_context(tmp_path / "ctx2", load_spec(profile="310p"), plan, dest,
+                        RenderOptions(base="debian:12"))
+    assert f"expected {toolkit.sha256} (recorded by fetch), got {actual}" in str(raised.value)
