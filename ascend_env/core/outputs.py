@@ -39,25 +39,32 @@ def _within(path: Path, tree: Path) -> bool:
     return path == tree or tree in path.parents
 
 
-def output_target(path: Path | str, *, what: str = "output") -> Path:
-    """The real path a file for PATH goes to (links followed, as a shell's `>` does), or an
-    OutputError saying why it cannot go there. Cheap: commands call it before long work."""
+def _resolved(path: Path | str, what: str, noun: str) -> tuple[str, Path, int | None]:
+    """PATH as given, its real path (links followed) and that path's mode (None: absent),
+    or an OutputError for an empty path, a NUL, a kernel interface or an unreadable one."""
     text = os.fspath(path)
     if not text.strip():
-        raise OutputError(f"{what}: an empty path names no file")
+        raise OutputError(f"{what}: an empty path names no {noun}")
     if "\x00" in text:
         raise OutputError(f"{what} {text!r}: a path cannot hold a NUL character")
     real = Path(os.path.realpath(text))
     for tree in _KERNEL_TREES:
         if _within(real, tree):
             raise OutputError(f"{what} {text}: {real} is under {tree}, a kernel interface, "
-                              "not a place for a file")
+                              f"not a place for a {noun}")
     try:
         mode = real.stat().st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:
         raise OutputError(f"{what} {text}: {exc.strerror or exc}") from exc
+    return text, real, mode
+
+
+def output_target(path: Path | str, *, what: str = "output") -> Path:
+    """The real path a file for PATH goes to (links followed, as a shell's `>` does), or an
+    OutputError saying why it cannot go there. Cheap: commands call it before long work."""
+    text, real, mode = _resolved(path, what, "file")
     if mode is not None and not stat.S_ISREG(mode):
         raise OutputError(f"{what} {text}: {real} is {_kind(mode)}; name a regular file "
                           "(or a new one) to write")
@@ -130,22 +137,7 @@ def _sync_folder(folder: Path) -> None:
 
 def output_folder(path: Path | str, *, what: str = "output folder") -> Path:
     """The real path of a folder to fill (absent, or an empty directory), or an OutputError."""
-    text = os.fspath(path)
-    if not text.strip():
-        raise OutputError(f"{what}: an empty path names no folder")
-    if "\x00" in text:
-        raise OutputError(f"{what} {text!r}: a path cannot hold a NUL character")
-    real = Path(os.path.realpath(text))
-    for tree in _KERNEL_TREES:
-        if _within(real, tree):
-            raise OutputError(f"{what} {text}: {real} is under {tree}, a kernel interface, "
-                              "not a place for files")
-    try:
-        mode = real.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise OutputError(f"{what} {text}: {exc.strerror or exc}") from exc
+    text, real, mode = _resolved(path, what, "folder")
     if mode is not None:
         if not stat.S_ISDIR(mode):
             raise OutputError(f"{what} {text}: {real} is {_kind(mode)}, not a folder")
