@@ -23,21 +23,9 @@ if [ "$(id -u)" != 0 ]; then
     exit 2
 fi
 
-system_packages=(python3-venv debootstrap openssh-server openssh-client makeself gcc libc6-dev
-                 kmod pciutils)
-if command -v apt-get >/dev/null; then
-    missing=()
-    for package in "${system_packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" \
-            || missing+=("$package")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        echo "== installing the simulated host's system packages: ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
-    fi
-fi
+. scripts/system_packages.sh
+install_missing "the simulated host's system packages" python3-venv debootstrap \
+    openssh-server openssh-client makeself gcc libc6-dev kmod pciutils
 
 venv=${ASCEND_ENV_VENV:-.venv}
 echo "== setting up ascend-env in $venv"

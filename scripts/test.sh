@@ -7,20 +7,10 @@ cd "$(dirname "$0")/.."
 
 # The simulated Ascend hosts (tests/sim) need debootstrap, sshd, makeself and gcc; images need
 # buildah. Installed only when missing, and only as root (elsewhere those tests skip).
-system_packages=(python3-venv debootstrap openssh-server openssh-client makeself gcc libc6-dev
-                 buildah fuse-overlayfs kmod pciutils zip unzip)
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    missing=()
-    for package in "${system_packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" \
-            || missing+=("$package")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        echo "== installing system packages: ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
-    fi
+if [ "$(id -u)" = 0 ]; then
+    . scripts/system_packages.sh
+    install_missing "system packages" python3-venv debootstrap openssh-server openssh-client \
+        makeself gcc libc6-dev buildah fuse-overlayfs kmod pciutils zip unzip
 fi
 
 venv=${ASCEND_ENV_VENV:-.venv}
