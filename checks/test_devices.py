@@ -100,9 +100,17 @@ def _unread_health(facts: Facts, devices: list[NpuDevice]) -> list[str]:
     return out
 
 
-def test_free(devices: list[NpuDevice]) -> None:
+def test_free(facts: Facts, devices: list[NpuDevice]) -> None:
     """devices.free: no process holds an NPU."""
     busy = [d for d in devices if d.processes]
+    if not busy and not facts.npu_smi.process_table:
+        # A table cut short (a pasted capture, a tool that stopped) lists no process because
+        # it shows none: not knowing is not "free".
+        warn(message="npu-smi info printed no process table: whether the NPUs are free "
+                     "is not known",
+             observed="no `NPU  Chip  Process id` section and no 'No running processes "
+                      "found' line",
+             expected="npu-smi's process table", manual="npu-smi info")
     if busy:
         procs = "; ".join(f"NPU {d.npu_id}: " + ", ".join(
             f"pid {p.pid} {p.name or '?'} ({p.memory_mb} MB)" for p in d.processes)

@@ -229,6 +229,9 @@ class NpuSmiFacts:
     # Lines of the `npu-smi info` table the parser could not read, verbatim: a device may hide
     # in one, so checks that judge every device do not pass while any is left.
     unparsed: list[str] = field(default_factory=list)
+    # `npu-smi info` printed its process table (or "No running processes found"): only then
+    # does an NPU without a listed process count as free.
+    process_table: bool = False
 
 
 @dataclass(kw_only=True, slots=True)

@@ -52,6 +52,9 @@ class NpuSmiInfo:
     chips: list[NpuChipRow] = field(default_factory=list)
     processes: list[NpuProcess] = field(default_factory=list)
     idle_npus: list[int] = field(default_factory=list)
+    # Whether the process table's header was there: without it (a table cut short) no process
+    # was read because none could be, not because none ran.
+    process_table: bool = False
     unparsed: list[str] = field(default_factory=list)  # table lines not read, verbatim
     error: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -146,7 +149,8 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
         cells = _cells(line) if line.startswith("|") else []
         header = _header_kind(cells) if cells else None
         if header is not None:
-            section = "processes" if header == "processes" else section
+            if header == "processes":
+                section, info.process_table = "processes", True
             names[header] = _usage_names(cells[-1])
             if header == "bottom":
                 info.chip_header = " ".join(cells[0].split())
@@ -456,6 +460,7 @@ def read_npu(r: CaptureReader) -> tuple[NpuSmiFacts, list[NpuDevice]]:
     r.notes += table.notes
     facts.tool_version, facts.driver_version = table.tool_version, table.driver_version
     facts.unparsed = table.unparsed
+    facts.process_table = table.process_table or bool(table.idle_npus)
     ids = parse_npu_smi_list(listing.stdout) if listing and listing.ok else NpuSmiList()
     facts.listed_ids = [n.npu_id for n in ids.npus]
     devices = [_device(r, row, table) for row in table.chips]
