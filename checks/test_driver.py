@@ -31,8 +31,9 @@ def test_installed(facts: Facts) -> None:
                  "need the driver",
              manual=INSTALL_DRIVER)
     if facts.driver.source == "npu-smi":
-        observe(f"driver {facts.driver.version_raw} from npu-smi (present, mounted from the "
-                "host?); not visible: " + "; ".join(facts.driver.not_visible))
+        observe(f"driver {facts.driver.version_raw or '(version not shown)'} from npu-smi "
+                "(present, mounted from the host?); not visible: "
+                + "; ".join(facts.driver.not_visible))
     else:
         observe(f"driver {facts.driver.version_raw} in {facts.driver.install_path}/driver")
 

@@ -46,7 +46,7 @@ def facts_from_capture(capture: Capture) -> Facts:
         host=capture.host, captured_at=capture.captured_at, os=system.read_os(r), arch=arch,
         container=system.read_container(r), pci=cards,
         chip=next(iter(chips)) if len(chips) == 1 else None, install_record=record,
-        driver=installed.read_driver(r, known, npu_smi_facts),
+        driver=installed.read_driver(r, known, npu_smi_facts, chips_listed=bool(devices)),
         firmware=installed.read_firmware(r, known),
         cann=cann.read_cann(r, arch), npu_smi=npu_smi_facts, devices=devices,
         device_nodes=system.read_device_nodes(r), modules=system.read_modules(r), env=env,

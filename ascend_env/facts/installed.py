@@ -130,7 +130,8 @@ NOT_VISIBLE_WITHOUT_VERSION_INFO = [
 
 
 def read_driver(r: CaptureReader, record: AscendInstallRecord,
-                npu_smi: NpuSmiFacts | None = None) -> DriverFacts | None:
+                npu_smi: NpuSmiFacts | None = None, *, chips_listed: bool = False
+                ) -> DriverFacts | None:
     """The first driver/version.info under the record's path or an install path.
 
     Without one, a driver that npu-smi answers for is still there: in a container the
@@ -140,7 +141,7 @@ def read_driver(r: CaptureReader, record: AscendInstallRecord,
     """
     found = _version_info(r, "driver", record.driver_install_path)
     if found is None:
-        return _driver_from_npu_smi(r, record, npu_smi)
+        return _driver_from_npu_smi(r, record, npu_smi, chips_listed)
     base, info = found
     return DriverFacts(
         version=r.version(info.version, f"{base}/driver/version.info Version"),
@@ -152,21 +153,26 @@ def read_driver(r: CaptureReader, record: AscendInstallRecord,
 
 
 def _driver_from_npu_smi(r: CaptureReader, record: AscendInstallRecord,
-                         npu_smi: NpuSmiFacts | None) -> DriverFacts | None:
+                         npu_smi: NpuSmiFacts | None, chips_listed: bool) -> DriverFacts | None:
     if npu_smi is None or not npu_smi.available or npu_smi.error is not None:
         return None
-    # npu-smi always prints its title row with the driver's version; output without one (a
-    # cut quote, a garbled table) is not taken as a driver's answer.
+    # npu-smi prints its title row with the driver's version. Without one (a cut quote, a
+    # garbled table) the driver still answered if chips were listed, since npu-smi cannot
+    # list any without it; its version is then not known.
     raw = npu_smi.driver_version or npu_smi.tool_version
-    if raw is None:
+    if raw is None and not chips_listed:
         return None
     base = unique_paths([record.driver_install_path, *install_paths(r)])[0]
+    not_visible = list(NOT_VISIBLE_WITHOUT_VERSION_INFO)
+    if raw is None:
+        not_visible.append("the driver's version (npu-smi printed no title row)")
     r.notes.append(f"no {base}/driver/version.info, but npu-smi answers: the driver is "
-                   f"present (mounted from the host?); its version {raw} is npu-smi's; not "
-                   "visible: " + "; ".join(NOT_VISIBLE_WITHOUT_VERSION_INFO))
-    return DriverFacts(version=r.version(raw, "npu-smi info driver Version"), version_raw=raw,
-                       install_path=base, complete=False, source="npu-smi",
-                       not_visible=list(NOT_VISIBLE_WITHOUT_VERSION_INFO))
+                   "present (mounted from the host?); "
+                   + (f"its version {raw} is npu-smi's; " if raw else "")
+                   + "not visible: " + "; ".join(not_visible))
+    return DriverFacts(version=r.version(raw, "npu-smi info driver Version") if raw else None,
+                       version_raw=raw, install_path=base, complete=False, source="npu-smi",
+                       not_visible=not_visible)
 
 
 def read_firmware(r: CaptureReader, record: AscendInstallRecord) -> FirmwareFacts | None:

@@ -200,8 +200,11 @@ def test_corpus_hosts_have_their_driver_from_npu_smi(host: RealHost) -> None:
     installed = rows["driver.installed"]
     printed = host.expected["npu_smi"]["driver_version"]
     if printed is None:
-        # A quote cut above the title row: no driver version, so no driver taken from it.
-        assert installed.status == "fail", installed
+        # A quote cut above the title row: npu-smi listed chips, so the driver answered (it
+        # cannot without one); its version is not known, and not guessed.
+        assert installed.status == "pass", installed
+        assert installed.observed is not None
+        assert installed.observed.startswith("driver (version not shown) from npu-smi")
         return
     assert installed.status == "pass", installed
     assert installed.observed is not None
