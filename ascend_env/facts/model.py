@@ -376,6 +376,62 @@ class ContainerFacts:
 
 
 @dataclass(kw_only=True, slots=True)
+class HccnConf:
+    """/etc/hccn.conf: the device network settings hccn_tool persists (`address_0=...`)."""
+
+    present: bool = False
+    readable: bool = False
+    path: str = "/etc/hccn.conf"
+    # device index -> {"address", "netmask", "netdetect", "gateway", "send_arp_status", ...}
+    devices: dict[int, dict[str, str]] = field(default_factory=dict)
+    # Lines it could not read, verbatim: never silently dropped.
+    unparsed: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True, slots=True)
+class DeviceNetwork:
+    """One NPU's network port as `hccn_tool -i <device> -<query> -g` reports it."""
+
+    device: int
+    address: str | None = None
+    netmask: str | None = None
+    ip_error: str | None = None  # e.g. "no ip was preset" (hccn_tool's own words)
+    link: str | None = None  # "UP", "DOWN" or the raw word
+    health: str | None = None  # the raw word: "Success", "Fault", "Init", ...
+    netdetect: str | None = None
+    gateway: str | None = None
+    optical: dict[str, str] = field(default_factory=dict)
+    optical_present: bool | None = None  # None = not captured or not told
+    lldp: dict[str, str] = field(default_factory=dict)
+    tls: dict[str, str] = field(default_factory=dict)
+    # command key -> the raw text no parser could read: checks never pass on these.
+    unparsed: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, slots=True)
+class HostNic:
+    """A host network interface of `ip -o addr show`."""
+
+    name: str
+    addresses: list[str] = field(default_factory=list)  # CIDR, e.g. "10.0.0.5/24"
+    state: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class NetworkFacts:
+    """The NPUs' network ports (hccn_tool, /etc/hccn.conf) and the host's own interfaces."""
+
+    # The capture looked for hccn_tool (probes before issue 17 did not): without it the
+    # device network is "not captured" and the checks that need it skip.
+    captured: bool = False
+    hccn_tool: bool = False  # found on the host
+    hccn_conf: HccnConf | None = None
+    devices: dict[int, DeviceNetwork] = field(default_factory=dict)
+    nics: list[HostNic] = field(default_factory=list)
+    nics_captured: bool = False
+
+
+@dataclass(kw_only=True, slots=True)
 class Facts:
     """Everything the checks read about one host. Absent things are None or empty."""
 
@@ -401,6 +457,7 @@ class Facts:
     selinux: SelinuxFacts = field(default_factory=SelinuxFacts)
     cpu: CpuFacts = field(default_factory=CpuFacts)
     users: UserFacts = field(default_factory=UserFacts)
+    network: NetworkFacts = field(default_factory=NetworkFacts)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
