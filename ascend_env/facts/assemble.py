@@ -12,6 +12,7 @@ from ascend_env.facts import (
     environment,
     frameworks,
     installed,
+    network,
     npu_smi,
     pci,
     selinux,
@@ -22,7 +23,7 @@ from ascend_env.facts.model import AscendInstallRecord, Facts
 from ascend_env.facts.reader import CaptureReader
 
 AREAS = (installed, cann, npu_smi, pci, system, cpus, selinux, accounts, environment,
-         frameworks)
+         frameworks, network)
 
 # Every area's parsers by the folder name of their samples under tests/data/.
 PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -52,7 +53,8 @@ def facts_from_capture(capture: Capture) -> Facts:
         device_nodes=system.read_device_nodes(r), modules=system.read_modules(r), env=env,
         libraries=environment.read_libraries(r, env.ld_library_path),
         frameworks=frameworks.read_frameworks(r), selinux=selinux.read_selinux(r),
-        cpu=cpus.read_cpu(r), users=accounts.read_users(r, known))
+        cpu=cpus.read_cpu(r), users=accounts.read_users(r, known),
+        network=network.read_network(r))
     if len(chips) > 1:
         r.notes.append(f"cards of several chip families: {', '.join(sorted(chips))}")
     facts.notes = r.notes

@@ -71,6 +71,23 @@ LS_LABELS = "ls -Zd"
 # What a login shell gets (profile.d, set_env.sh sourced from profiles): jobs started over
 # ssh or by a scheduler often get that rather than the probe's own environment.
 LOGIN_ENV = "bash -lc 'env -0'"
+# The NPUs' own network ports (RoCE), per logical device id `{dev}` (the /dev/davinci<N>
+# numbers); argv runs the hccn_tool the driver installed, else the one on PATH.
+HCCN_TOOL = "/driver/tools/hccn_tool"  # under each install path
+HCCN_IP = "hccn_tool -i {dev} -ip -g"
+HCCN_LINK = "hccn_tool -i {dev} -link -g"
+HCCN_HEALTH = "hccn_tool -i {dev} -net_health -g"
+HCCN_NETDETECT = "hccn_tool -i {dev} -netdetect -g"
+HCCN_GATEWAY = "hccn_tool -i {dev} -gateway -g"
+HCCN_LLDP = "hccn_tool -i {dev} -lldp -g"
+HCCN_TLS = "hccn_tool -i {dev} -tls -g"
+HCCN_QUERIES = (HCCN_IP, HCCN_LINK, HCCN_HEALTH, HCCN_NETDETECT, HCCN_GATEWAY, HCCN_LLDP,
+                HCCN_TLS)
+# The optical module is read over the card's I2C bus (hccn_tool knows "I2c is busy"), so only
+# for ports whose link is not UP: there a missing module is the likely cause.
+HCCN_OPTICAL = "hccn_tool -i {dev} -optical -g"
+IP_ADDR = "ip -o addr show"  # the host's own interfaces
+IP_LINK = "ip -o link show"  # their state (UP, DOWN), which `ip -o addr` does not print
 # The framework interpreter's command line holds a long snippet; the key names it instead and
 # the record's argv keeps the real command.
 FRAMEWORK_PYTHON = "framework-python -c distributions"
@@ -461,9 +478,10 @@ def install_paths(tree: Tree, install_path: str) -> List[str]:
 # and / (SYSTEM): "stat" (type, mode, owner, link target, label), "list" (a folder's names),
 # "read" (the text). A pattern with * ? [ stands for every match; a new file is a line here.
 INSTALL = {
-    "stat": ("", "/driver", "/driver/tools/upgrade-tool", "/driver/lib64", "/driver/lib64/common",
-             "/driver/lib64/driver", "/firmware", "/ascend-toolkit", "/ascend-toolkit/latest",
-             "/ascend-toolkit/set_env.sh", "/cann", "/cann/set_env.sh", "/nnal",
+    "stat": ("", "/driver", "/driver/tools/upgrade-tool", HCCN_TOOL, "/driver/lib64",
+             "/driver/lib64/common", "/driver/lib64/driver", "/firmware", "/ascend-toolkit",
+             "/ascend-toolkit/latest", "/ascend-toolkit/set_env.sh", "/cann", "/cann/set_env.sh",
+             "/nnal",
              "/nnal/atb/latest", "/nnal/atb/set_env.sh", "/nnae/latest", "/nnrt/latest",
              "/toolbox/latest", "/cann-*", "/ascend-toolkit/*"),
     "list": ("", "/ascend-toolkit", "/nnal/atb"),
@@ -606,6 +624,33 @@ def npu_jobs(records: Dict[str, Json]) -> List[Job]:
     return jobs
 
 
+def hccn_argv(tree: Tree, bases: Sequence[str], search_path: Optional[str]) -> Optional[str]:
+    """The hccn_tool to run: the driver's (as the host sees it), else one on PATH."""
+    for base in bases:
+        if os.access(tree.real(base + HCCN_TOOL), os.X_OK):
+            return tree.real(base + HCCN_TOOL)
+    return shutil.which("hccn_tool", path=search_path)
+
+
+def network_jobs(tree: Tree, tool: Optional[str], keys: Sequence[str] = HCCN_QUERIES,
+                 devices: Optional[Iterable[str]] = None) -> List[Job]:
+    """`keys` for each NPU (the /dev/davinci<N> nodes found) when hccn_tool is there."""
+    if tool is None:
+        return []
+    if devices is None:
+        found = (re.match(r"/dev/davinci(\d+)$", path) for path in tree.paths)
+        devices = sorted({m.group(1) for m in found if m}, key=int)
+    return [(key.format(dev=dev), [tool, *key.format(dev=dev).split()[1:]], None)
+            for dev in devices for key in keys]
+
+
+def optical_jobs(records: Mapping[str, Json], tree: Tree, tool: Optional[str]) -> List[Job]:
+    """The optical module of each port whose link is not UP (or could not be read)."""
+    down = [key.split()[2] for key in records if re.match(r"hccn_tool -i \d+ -link -g$", key)
+            and "link status: UP" not in records[key]["stdout"]]
+    return network_jobs(tree, tool, (HCCN_OPTICAL,), down)
+
+
 def capture(args: argparse.Namespace) -> Json:
     """The whole capture document for the options `parse_args` read."""
     started = time.monotonic()
@@ -619,9 +664,14 @@ def capture(args: argparse.Namespace) -> Json:
     capture_files(tree, bases)
     if not capture_pci(tree):
         commands.start([(LSPCI, _argv(LSPCI), None)])
+    hccn = hccn_argv(tree, bases, commands.search_path)
+    ip_jobs: List[Job] = [(key, _argv(key), None) for key in (IP_ADDR, IP_LINK)]
+    commands.start(network_jobs(tree, hccn) + ip_jobs)
     # The per-device queries need the IDs `npu-smi info -l` lists.
     commands.wait([NPU_SMI_INFO, NPU_SMI_LIST])
     commands.start(npu_jobs(commands.records))
+    commands.wait([key for key in commands.pending if " -link -g" in key])
+    commands.start(optical_jobs(commands.records, tree, hccn))
     commands.close()
     uname = os.uname()
     return {

@@ -1,0 +1,251 @@
+"""The NPUs' network ports (hccn_tool, /etc/hccn.conf) and the host's own interfaces (ip).
+
+The formats are hccn_tool's own (Huawei's open-sourced source prints `ipaddr:%s`,
+`net health status: %s`, ...); tests/data/hccn_*/ hold real outputs quoted in public guides.
+An output no parser here understands is kept raw in DeviceNetwork.unparsed, so a check that
+judges a port never passes on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ascend_env.facts.model import DeviceNetwork, HccnConf, HostNic, NetworkFacts
+from ascend_env.facts.reader import CaptureReader
+from ascend_env.remote import probe
+
+HCCN_CONF = "/etc/hccn.conf"
+# `<name>_<device>=<value>` keys hccn_tool writes to /etc/hccn.conf (tls_enable_N on newer
+# drivers); any other line is kept in HccnConf.unparsed.
+HCCN_CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status",
+                  "tls_enable")
+_CONF_LINE = re.compile("(" + "|".join(HCCN_CONF_KEYS) + r")_(\d+)\s*=\s*(.*)")
+# hccn_tool's error when no address was set (two spellings in its source: ipconf and ip).
+NO_IP = "no ip was preset"
+NO_GATEWAY = "no gateway was preset"
+_COMMAND = re.compile(r"hccn_tool -i (\d+) -(\w+) -g$")
+
+
+def parse_hccn_conf(text: str) -> HccnConf:
+    """`address_0=10.0.0.1` lines by device; comments and blank lines skipped, the rest kept
+    as unparsed (never dropped). The first value of a key wins, as in parse_kv."""
+    conf = HccnConf(present=True, readable=True)
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _CONF_LINE.fullmatch(line)
+        if match is None:
+            conf.unparsed.append(raw)
+            continue
+        key, device, value = match.group(1), int(match.group(2)), match.group(3).strip()
+        conf.devices.setdefault(device, {}).setdefault(key, value)
+    return conf
+
+
+def _field(text: str, label: str) -> str | None:
+    """The rest of the line after `label:` (hccn_tool prints `ipaddr:x` and `link status: x`)."""
+    match = re.search(r"^\s*" + re.escape(label) + r"\s*:[ \t]*(\S[^\n]*?)\s*$", text,
+                      re.MULTILINE | re.IGNORECASE)
+    return match.group(1) if match else None
+
+
+def parse_hccn_ip(text: str) -> dict[str, str] | None:
+    """`-ip -g`: {"address", "netmask"}, or {"error": "no ip was preset"}; None if neither."""
+    if NO_IP in text:
+        return {"error": NO_IP}
+    address, netmask = _field(text, "ipaddr"), _field(text, "netmask")
+    if address is None:
+        return None
+    return {"address": address, **({"netmask": netmask} if netmask else {})}
+
+
+def parse_hccn_link(text: str) -> str | None:
+    """`-link -g`: `link status: UP` -> "UP" (DOWN, or the raw word)."""
+    return _field(text, "link status")
+
+
+def parse_hccn_net_health(text: str) -> str | None:
+    """`-net_health -g`: the raw status words ("Success", "Fault", "Detect ip set", ...)."""
+    return _field(text, "net health status")
+
+
+def parse_hccn_netdetect(text: str) -> str | None:
+    """`-netdetect -g`: `netdetect address: 10.0.0.1` -> the address."""
+    return _field(text, "netdetect address")
+
+
+def parse_hccn_gateway(text: str) -> dict[str, str] | None:
+    """`-gateway -g`: `default gateway:10.0.0.1, Iface:eth0` -> {"gateway", "iface"}, or
+    {"error": "no gateway was preset"}; None if neither."""
+    if NO_GATEWAY in text:
+        return {"error": NO_GATEWAY}
+    match = re.search(r"default gateway:\s*([^\s,]+)(?:,\s*Iface:\s*(\S+))?", text)
+    if match is None:
+        return None
+    return {"gateway": match.group(1), **({"iface": match.group(2)} if match.group(2) else {})}
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """`key : value` lines (spaces around the colon vary); the first key wins."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def parse_hccn_optical(text: str) -> dict[str, str] | None:
+    """`-optical -g`: its `present              : present` lines as a dict; None if none."""
+    return _pairs(text) or None
+
+
+def parse_hccn_lldp(text: str) -> dict[str, str] | None:
+    """`-lldp -g`: the peer switch port's `Ifname: 400GE1/1/5:1` and the other TLV lines."""
+    return _pairs(text) or None
+
+
+def parse_hccn_tls(text: str) -> dict[str, str] | None:
+    """`-tls -g`: `dev_id:0, tls switch[0](0:disable, 1:enable), ...` -> {"dev_id": "0",
+    "tls switch": "0", ...}; lines of another form as `key: value`."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        fields = re.findall(r"([A-Za-z][A-Za-z_ ]*?)\[([^\]]*)\]", line)
+        if not fields:
+            for key, value in _pairs(line).items():
+                out.setdefault(key, value)
+            continue
+        device = re.match(r"\s*dev_id:\s*(\d+)", line)
+        if device:
+            out.setdefault("dev_id", device.group(1))
+        for key, value in fields:
+            out.setdefault(key.strip(), value.strip())
+    return out or None
+
+
+_IP_ADDR = re.compile(r"^\d+:\s+(\S+?)(?:@\S+)?\s+(inet6?)\s+(\S+)")
+_IP_LINK = re.compile(r"^\d+:\s+(\S+?)(?:@\S+)?:\s")
+
+
+def _link_state(line: str) -> tuple[str, str | None] | None:
+    """(name, `state` word or None) of an `ip -o link` line; None for another line."""
+    match = _IP_LINK.match(line)
+    if match is None:
+        return None
+    state = re.search(r"\sstate\s+(\S+)", line)
+    return match.group(1), state.group(1) if state else None
+
+
+def _ip_addr(text: str) -> tuple[list[HostNic], list[str]]:
+    nics: dict[str, HostNic] = {}
+    odd: list[str] = []
+    for line in text.splitlines():
+        match, link = _IP_ADDR.match(line), _link_state(line)
+        if match is not None:
+            nic = nics.setdefault(match.group(1), HostNic(name=match.group(1)))
+            nic.addresses.append(match.group(3))
+        elif link is not None:  # older ip (and busybox) list the links too
+            nics.setdefault(link[0], HostNic(name=link[0])).state = link[1]
+        elif line.strip():
+            odd.append(line)
+    return list(nics.values()), odd
+
+
+def parse_ip_addr(text: str) -> list[HostNic]:
+    """`ip -o addr show`: one line per address -> each interface with its CIDR addresses."""
+    return _ip_addr(text)[0]
+
+
+def parse_ip_link(text: str) -> dict[str, str | None]:
+    """`ip -o link show`: interface -> `state` word (UP, DOWN, UNKNOWN), None if not shown."""
+    out: dict[str, str | None] = {}
+    for line in text.splitlines():
+        link = _link_state(line)
+        if link is not None:
+            out.setdefault(*link)
+    return out
+
+
+def _device(network: DeviceNetwork, query: str, text: str) -> bool:
+    """Fill one query's fields from its output; False when the output was not understood."""
+    if query == "ip":
+        ip = parse_hccn_ip(text)
+        if ip is not None:
+            network.address, network.netmask = ip.get("address"), ip.get("netmask")
+            network.ip_error = ip.get("error")
+        return ip is not None
+    if query == "gateway":
+        gateway = parse_hccn_gateway(text)
+        if gateway is not None:
+            network.gateway = gateway.get("gateway")
+        return gateway is not None
+    if query in ("link", "net_health", "netdetect"):
+        word = PARSERS["hccn_" + query](text)
+        setattr(network, {"net_health": "health"}.get(query, query), word)
+        return word is not None
+    if query in ("optical", "lldp", "tls"):
+        pairs = PARSERS["hccn_" + query](text)
+        if pairs is not None:
+            setattr(network, query, pairs)
+        if query == "optical" and pairs is not None and "present" in pairs:
+            network.optical_present = {"present": True, "not present": False}.get(
+                pairs["present"].lower())
+        return pairs is not None
+    return False
+
+
+def read_network(r: CaptureReader) -> NetworkFacts:
+    """Device ports from the hccn_tool records, /etc/hccn.conf, and the host's interfaces."""
+    tool_paths = [info for path, info in r.capture.paths.items()
+                  if path.endswith(probe.HCCN_TOOL)]
+    queries = {key: _COMMAND.match(key) for key in r.capture.commands}
+    ran = {key: m for key, m in queries.items() if m is not None}
+    facts = NetworkFacts(captured=bool(tool_paths or ran))
+    facts.hccn_tool = any(info.exists for info in tool_paths) or any(
+        r.capture.commands[key].rc != 127 for key in ran)
+    text = r.file(HCCN_CONF)
+    if text is not None:
+        facts.hccn_conf = parse_hccn_conf(text)
+    elif any(e.where == HCCN_CONF for e in r.capture.errors):
+        facts.hccn_conf = HccnConf(present=True, readable=False)
+    elif facts.captured:
+        facts.hccn_conf = HccnConf()
+    for key, match in sorted(ran.items(), key=lambda item: int(item[1].group(1))):
+        device = int(match.group(1))
+        network = facts.devices.setdefault(device, DeviceNetwork(device=device))
+        result = r.capture.commands[key]
+        output = "\n".join(part for part in (result.stdout, result.stderr) if part.strip())
+        if not _device(network, match.group(2), output):
+            network.unparsed[key] = output.strip() or f"exit status {result.rc}"
+    addr = r.capture.commands.get(probe.IP_ADDR)
+    if addr is not None and addr.ok:
+        facts.nics_captured = True
+        nics, odd = _ip_addr(addr.stdout)
+        states = parse_ip_link(r.output(probe.IP_LINK) or "")
+        for name in states:
+            if name not in {nic.name for nic in nics}:
+                nics.append(HostNic(name=name))
+        for nic in nics:
+            nic.state = states.get(nic.name, nic.state)
+        facts.nics = nics
+        r.notes.extend(f"{probe.IP_ADDR}: line not understood: {line!r}" for line in odd)
+    return facts
+
+
+# Parsers by the folder name of their samples under tests/data/.
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "hccn_conf": parse_hccn_conf,
+    "hccn_ip": parse_hccn_ip,
+    "hccn_link": parse_hccn_link,
+    "hccn_net_health": parse_hccn_net_health,
+    "hccn_netdetect": parse_hccn_netdetect,
+    "hccn_gateway": parse_hccn_gateway,
+    "hccn_optical": parse_hccn_optical,
+    "hccn_lldp": parse_hccn_lldp,
+    "hccn_tls": parse_hccn_tls,
+    "ip_addr": parse_ip_addr,
+    "ip_link": parse_ip_link,
+}
