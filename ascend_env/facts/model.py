@@ -397,6 +397,9 @@ class DeviceNetwork:
     netmask: str | None = None
     ip_error: str | None = None  # e.g. "no ip was preset" (hccn_tool's own words)
     link: str | None = None  # "UP", "DOWN" or the raw word
+    # `-link_stat -g`: how often the port went up and down since the driver started.
+    link_up_count: int | None = None
+    link_down_count: int | None = None
     health: str | None = None  # the raw word: "Success", "Fault", "Init", ...
     netdetect: str | None = None
     gateway: str | None = None

@@ -67,6 +67,17 @@ def parse_hccn_link(text: str) -> str | None:
     return _field(text, "link status")
 
 
+def parse_hccn_link_stat(text: str) -> dict[str, int] | None:
+    """`-link_stat -g`: `link up count : 5` / `link down count : 4` (after a `[devid 0]`
+    tag on some drivers) -> {"up": 5, "down": 4}; None when neither count is there."""
+    out: dict[str, int] = {}
+    for word in ("up", "down"):
+        match = re.search(r"link " + word + r" count\s*:\s*(\d+)", text)
+        if match:
+            out[word] = int(match.group(1))
+    return out or None
+
+
 def parse_hccn_net_health(text: str) -> str | None:
     """`-net_health -g`: the raw status words ("Success", "Fault", "Detect ip set", ...)."""
     return _field(text, "net health status")
@@ -182,6 +193,11 @@ def _device(network: DeviceNetwork, query: str, text: str) -> bool:
         if gateway is not None:
             network.gateway = gateway.get("gateway")
         return gateway is not None
+    if query == "link_stat":
+        counts = parse_hccn_link_stat(text)
+        if counts is not None:
+            network.link_up_count, network.link_down_count = counts.get("up"), counts.get("down")
+        return counts is not None
     if query in ("link", "net_health", "netdetect"):
         word = PARSERS["hccn_" + query](text)
         setattr(network, {"net_health": "health"}.get(query, query), word)
@@ -240,6 +256,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "hccn_conf": parse_hccn_conf,
     "hccn_ip": parse_hccn_ip,
     "hccn_link": parse_hccn_link,
+    "hccn_link_stat": parse_hccn_link_stat,
     "hccn_net_health": parse_hccn_net_health,
     "hccn_netdetect": parse_hccn_netdetect,
     "hccn_gateway": parse_hccn_gateway,

@@ -76,13 +76,14 @@ LOGIN_ENV = "bash -lc 'env -0'"
 HCCN_TOOL = "/driver/tools/hccn_tool"  # under each install path
 HCCN_IP = "hccn_tool -i {dev} -ip -g"
 HCCN_LINK = "hccn_tool -i {dev} -link -g"
+HCCN_LINK_STAT = "hccn_tool -i {dev} -link_stat -g"  # up/down counts: a flapping port
 HCCN_HEALTH = "hccn_tool -i {dev} -net_health -g"
 HCCN_NETDETECT = "hccn_tool -i {dev} -netdetect -g"
 HCCN_GATEWAY = "hccn_tool -i {dev} -gateway -g"
 HCCN_LLDP = "hccn_tool -i {dev} -lldp -g"
 HCCN_TLS = "hccn_tool -i {dev} -tls -g"
-HCCN_QUERIES = (HCCN_IP, HCCN_LINK, HCCN_HEALTH, HCCN_NETDETECT, HCCN_GATEWAY, HCCN_LLDP,
-                HCCN_TLS)
+HCCN_QUERIES = (HCCN_IP, HCCN_LINK, HCCN_LINK_STAT, HCCN_HEALTH, HCCN_NETDETECT, HCCN_GATEWAY,
+                HCCN_LLDP, HCCN_TLS)
 # The optical module is read over the card's I2C bus (hccn_tool knows "I2c is busy"), so only
 # for ports whose link is not UP: there a missing module is the likely cause.
 HCCN_OPTICAL = "hccn_tool -i {dev} -optical -g"

@@ -20,6 +20,7 @@ case "$*" in
   "-i 1 -ip -g") echo "Get ipconf failed, because no ip was preset there!"; exit 1 ;;
   "-i 0 -link -g") echo "link status: UP" ;;
   "-i 1 -link -g") echo "link status: DOWN" ;;
+  *" -link_stat -g") printf '[devid 0]link up count   : 3\n[devid 0]link down count : 2\n' ;;
   "-i 0 -net_health -g") echo "net health status: Success" ;;
   "-i 1 -net_health -g") echo "net health status: Fault" ;;
   *" -netdetect -g") echo "netdetect address: 10.20.0.1" ;;

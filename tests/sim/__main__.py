@@ -40,7 +40,11 @@ def _parser() -> argparse.ArgumentParser:
 
     fault = sub.add_parser("fault", help="switch a device fault on a host")
     fault.add_argument("host")
-    fault.add_argument("fault", help="health-alarm, not-started, busy, missing or clear")
+    fault.add_argument("fault", help="health-alarm, not-started, busy, missing or clear; "
+                       "network: link-down, link-flapping, net-fault, no-address, "
+                       "duplicate-address, wrong-subnet, ping-drop, network-clear")
+    fault.add_argument("--peer", default=None,
+                       help="the other host of duplicate-address and ping-drop")
     fault.add_argument("--device", type=int, default=None, help="NPU ID (default 0; clear: all)")
     fault.add_argument("--code", default=None, help="error code for health-alarm")
     fault.add_argument("--fleet", default="default")
@@ -164,6 +168,24 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _fault(args: argparse.Namespace) -> int:
+    from tests.sim import faults, fleet, network, network_faults  # noqa: PLC0415
+    from tests.sim.layout import FleetPaths  # noqa: PLC0415
+
+    loaded = fleet.load(args.fleet)
+    if loaded is None:
+        raise SimError(f"fleet {args.fleet!r} is not up")
+    root = Path(loaded.host(args.host).root)
+    if args.fault in network_faults.NETWORK_FAULTS:
+        fabric = network.fabric_dir(FleetPaths.for_fleet(args.fleet).base)
+        print(network_faults.apply(fabric, root, args.host, args.fault,
+                                   device=args.device or 0, peer=args.peer))
+        return 0
+    msg = faults.apply(root, args.fault, args.device, args.code)
+    print(f"{args.host}: {msg}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from tests.sim import fleet  # noqa: PLC0415  (keep --help fast)
 
@@ -212,15 +234,7 @@ def _run(args: argparse.Namespace) -> int:
                   f"(pid {r['sshd_pid']})")
         return 0
     if args.cmd == "fault":
-        from tests.sim import faults  # noqa: PLC0415
-
-        loaded = fleet.load(args.fleet)
-        if loaded is None:
-            raise SimError(f"fleet {args.fleet!r} is not up")
-        root = Path(loaded.host(args.host).root)
-        msg = faults.apply(root, args.fault, args.device, args.code)
-        print(f"{args.host}: {msg}")
-        return 0
+        return _fault(args)
     if args.cmd == "repo":
         from tests.sim import packages  # noqa: PLC0415
 

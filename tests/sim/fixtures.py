@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim import faults, fleet, hardware, provision, rootfs
+from tests.sim import faults, fleet, hardware, network, network_faults, provision, rootfs
 from tests.sim.chips import get_chip
 from tests.sim.layout import FleetPaths, SimError, state_dir
 
@@ -60,6 +60,12 @@ class SimFleet:
 
     def fault(self, host: str, name: str, device: int | None = None) -> str:
         return faults.apply(self.root(host), name, device)
+
+    def network_fault(self, host: str, name: str, device: int = 0,
+                      peer: str | None = None) -> str:
+        """A fault of the NPU network (tests/sim/network_faults.py) on one device's port."""
+        fabric = network.fabric_dir(FleetPaths.for_fleet(self.fleet.name).base)
+        return network_faults.apply(fabric, self.root(host), host, name, device=device, peer=peer)
 
 
 @dataclass

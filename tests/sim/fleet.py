@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.sim import hardware, rootfs, sshd
+from tests.sim import hardware, network, rootfs, sshd
 from tests.sim.chips import get_chip
 from tests.sim.inventory import HostEntry, render_inventory, render_ssh_config
 from tests.sim.layout import FleetPaths, SimError, secure_mkdir, state_dir
@@ -159,6 +159,9 @@ def up(
         hp = fp.host(rec.name)
         rootfs.create_host_root(base, hp, root_mode)
         hardware.install(hp.root, chip_info, devices, kernel_headers=kernel_headers)
+        # Provisioned hosts come with their NPU ports configured; bare ones get them unset.
+        network.attach(hp.root, network.fabric_dir(fp.base), rec.name,
+                       int(rec.name.removeprefix("sim")), configured=state == "provisioned")
         prepare_reboots(hp.root)  # the inventory's reboot variables point here
         if repo is not None:
             from tests.sim import provision  # noqa: PLC0415

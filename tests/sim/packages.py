@@ -166,6 +166,7 @@ def build_run(kind: str, st: Stack, out: Path) -> None:
             json.dumps(_manifest(kind, st), indent=2))
         if kind == "driver":
             shutil.copy2(TARGET / "npu_smi.py", pay / "npu_smi.py")
+            shutil.copy2(TARGET / "hccn_tool.py", pay / "hccn_tool.py")
         for sub, libs in LIB_PLACES.get(kind, {}).items():
             d = pay / "payload" / kind / sub
             d.mkdir(parents=True, exist_ok=True)

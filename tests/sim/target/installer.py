@@ -198,11 +198,14 @@ class Package:
         drv = self.root / "driver"
         self.copy_tree("driver", drv)
         write_kv(drv / "version.info", self.m["version_info"])
-        for tool in ("upgrade-tool", "hccn_tool", "msnpureport"):
+        for tool in ("upgrade-tool", "msnpureport"):
             t = drv / "tools" / tool
             t.parent.mkdir(parents=True, exist_ok=True)
             t.write_text(f"#!/bin/sh\necho '{tool} (simulated)'\n")
             t.chmod(0o755)
+        # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py).
+        shutil.copy2(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool")
+        (drv / "tools" / "hccn_tool").chmod(0o755)
         script = drv / "script" / "uninstall.sh"
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text("#!/bin/sh\n# simulated driver uninstaller\n")

@@ -1,0 +1,241 @@
+#!/usr/bin/python3 -S
+"""Fake hccn_tool: the NPUs' RoCE ports of a simulated host, answered from the fleet's fabric.
+
+The fake driver installs this file as <install path>/driver/tools/hccn_tool. Only the
+standard library. The ports' settings live in the fleet-shared fabric folder
+(/var/lib/ascend-sim/fabric/<host>.json, one file per host, bind-mounted into every host of a
+fleet), so a ping can see the other hosts' ports; the setters also rewrite /etc/hccn.conf, as
+the real tool persists its settings there.
+
+Output shapes, as the real tool prints them:
+- Huawei's open-sourced hccn_tool source (found with find_string "no ip was preset there",
+  read_file id 54919648904; its print list: "Get ipconf failed, because no ip was preset
+  there!", "Get gateway failed, because no gateway was preset there!", "The device is not
+  exist!"; and the ping code, read_file id 54798230827: "device %d PING %s" then the reply
+  lines, an error when they hold "recv time out seq").
+- Multi-node guides quoting the answers: `ipaddr:10.86.1.80` / `netmask:255.255.255.0`,
+  `link status: UP`, `net health status: Success` (read_file id 66446349410);
+  `default gateway:11.12.165.1, Iface:eth0`, `netdetect address: 11.12.165.1`, the `-tls -g`
+  switch line and the `-lldp -g` `Ifname:` line (tests/data/hccn_*/ name their pages);
+  a ping reply block `device 0 PING 10.10.100.10` / `recv seq=0,time=0.067000ms` /
+  `3 packets transmitted, 3 received, 0.00% packet loss`, and `recv time out seq=0` for a lost
+  packet (read_file id 20121850198).
+- `-link_stat -g`: `link up count : N`, `link down count : N` and `[<ctime>]  LINK UP|DOWN`
+  records, the fields a public Prometheus exporter of hccn_tool parses (read_file id
+  8220353518); the exact column padding here is ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STATE = "/var/lib/ascend-sim/state.json"
+FABRIC = "/var/lib/ascend-sim/fabric"
+HCCN_CONF = "/etc/hccn.conf"
+CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
+NO_DEVICE = "The device is not exist!"
+USAGE = "Usage: hccn_tool -i <devid> -<cmd> [-s|-g] ... (see hccn_tool -h)"
+OPTICAL = ("present              : present\n"
+           "vendor_name          : HUAWEI\n"
+           "vendor_pn            : 34061596\n"
+           "temperature          : 41 C\n"
+           "Tx Power             : 1.1530 mW 1.1840 mW 1.1620 mW 1.1740 mW\n"
+           "Rx Power             : 0.9310 mW 0.9130 mW 0.9420 mW 0.9280 mW\n")
+
+
+def _load(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
+
+
+def _host() -> str:
+    return str(_load(STATE).get("host") or "localhost")
+
+
+def _devices() -> list[int]:
+    state = _load(STATE)
+    per = int(state.get("chips_per_npu", 1))
+    return sorted(n["device_base"] + c for n in state["npus"] for c in range(per)
+                  if n.get("fault") != "missing")
+
+
+def fabric_path(host: str) -> str:
+    return os.path.join(FABRIC, host + ".json")
+
+
+def load_ports(host: str) -> dict[str, Any]:
+    try:
+        return _load(fabric_path(host))
+    except FileNotFoundError:
+        return {"schema": "ascend-env-sim/fabric/v1", "host": host, "devices": {}}
+
+
+def save_ports(host: str, data: dict[str, Any]) -> None:
+    os.makedirs(FABRIC, exist_ok=True)
+    tmp = f"{fabric_path(host)}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True)
+    os.replace(tmp, fabric_path(host))
+
+
+def port(data: dict[str, Any], device: int) -> dict[str, Any]:
+    found: dict[str, Any] = data["devices"].setdefault(str(device), {
+        "address": None, "netmask": None, "gateway": None, "netdetect": None, "link": "UP",
+        "flapping": False, "health": "Success", "drop_pings_from": [], "link_up": 1,
+        "link_down": 0, "tls": 0})
+    return found
+
+
+def write_conf(data: dict[str, Any]) -> None:
+    """/etc/hccn.conf as the real tool keeps it: `<key>_<device>=<value>` lines."""
+    lines = []
+    for dev in sorted(data["devices"], key=int):
+        p = data["devices"][dev]
+        for key in CONF_KEYS:
+            value = p.get(key) if key != "send_arp_status" else (
+                "1" if p.get("address") else None)
+            if value:
+                lines.append(f"{key}_{dev}={value}")
+    tmp = HCCN_CONF + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+    os.replace(tmp, HCCN_CONF)
+
+
+def _fail(message: str, code: int = 1) -> int:
+    sys.stdout.write(message + "\n")
+    return code
+
+
+def _link(p: dict[str, Any]) -> str:
+    return str(p.get("link") or "DOWN")
+
+
+def get(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> int:
+    out = sys.stdout.write
+    if cmd == "-ip":
+        if not p.get("address"):
+            return _fail("Get ipconf failed, because no ip was preset there!")
+        out("ipaddr:{}\nnetmask:{}\n".format(p["address"], p.get("netmask") or "255.255.255.0"))
+    elif cmd == "-link":
+        if p.get("flapping"):
+            # A flapping port answers UP or DOWN by the moment it is asked.
+            p["link"] = "DOWN" if p.get("link") == "UP" else "UP"
+            p["link_up" if p["link"] == "UP" else "link_down"] = \
+                p.get("link_up" if p["link"] == "UP" else "link_down", 0) + 1
+            save_ports(data["host"], data)
+        out(f"link status: {_link(p)}\n")
+    elif cmd == "-link_stat":
+        now = time.ctime()
+        tag = f"[devid {device}]"
+        out(f"{tag}current time        : {now}\n")
+        out(f"{tag}link up count       : {p.get('link_up', 1)}\n")
+        out(f"{tag}link down count     : {p.get('link_down', 0)}\n")
+        out(f"{tag}link change records :\n")
+        out(f"{tag}    [{now}]    LINK {_link(p)}\n")
+    elif cmd == "-net_health":
+        out("net health status: {}\n".format(p.get("health", "Success")))
+    elif cmd == "-netdetect":
+        if not p.get("netdetect"):
+            out("netdetect address: \n")  # nothing set: the real tool prints the label only
+        else:
+            out("netdetect address: {}\n".format(p["netdetect"]))
+    elif cmd == "-gateway":
+        if not p.get("gateway"):
+            return _fail("Get gateway failed, because no gateway was preset there!")
+        out(f"default gateway:{p['gateway']}, Iface:eth{device}\n")
+    elif cmd == "-optical":
+        out(OPTICAL)
+    elif cmd == "-lldp":
+        out(f"\tIfname: 400GE1/1/{device + 1}:1\n")
+    elif cmd == "-tls":
+        out(f"dev_id:{device}, tls switch[{int(p.get('tls', 0))}](0:disable, 1:enable), "
+            "tls preconfigured[1](0:non-preset, 1:preset), tls alarm time threshold[60]days\n")
+    else:
+        return _fail(USAGE, 2)
+    return 0
+
+
+def _values(args: list[str]) -> dict[str, str]:
+    return {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
+
+
+def set_(cmd: str, p: dict[str, Any], args: list[str], data: dict[str, Any]) -> int:
+    values = _values(args)
+    if cmd == "-ip" and "address" in values and "netmask" in values:
+        p["address"], p["netmask"] = values["address"], values["netmask"]
+    elif cmd == "-gateway" and "gateway" in values:
+        p["gateway"] = values["gateway"]
+    elif cmd == "-netdetect" and "address" in values:
+        p["netdetect"] = values["address"]
+    elif cmd == "-link" and args[:1] in (["up"], ["down"]):
+        p["link"] = args[0].upper()
+    elif cmd == "-tls" and "enable" in values:
+        p["tls"] = int(values["enable"])
+    else:
+        return _fail(USAGE, 2)
+    save_ports(data["host"], data)
+    write_conf(data)
+    return 0
+
+
+def ping(device: int, p: dict[str, Any], args: list[str], host: str) -> int:
+    values = _values(args)
+    target = values.get("address")
+    count = int(values.get("pkt", "3"))
+    if not target:
+        return _fail(USAGE, 2)
+    if not p.get("address"):
+        return _fail("Get ipconf failed, because no ip was preset there!")
+    peer = None
+    for name in sorted(os.listdir(FABRIC) if os.path.isdir(FABRIC) else []):
+        if not name.endswith(".json"):
+            continue
+        other = _load(os.path.join(FABRIC, name))
+        for q in other.get("devices", {}).values():
+            if q.get("address") == target:
+                peer = (other["host"], q)
+    answered = (peer is not None and _link(p) == "UP" and _link(peer[1]) == "UP"
+                and host not in peer[1].get("drop_pings_from", []))
+    time.sleep(float(p.get("ping_delay_s", 0.2)))  # one round of `count` packets on the wire
+    sys.stdout.write(f"device {device} PING {target}\n")
+    for seq in range(count):
+        if answered:
+            sys.stdout.write(f"recv seq={seq},time=0.0{4 + seq % 3}7000ms\n")
+        else:
+            sys.stdout.write(f"recv time out seq={seq}\n")
+    got = count if answered else 0
+    loss = 100.0 * (count - got) / count
+    sys.stdout.write(f"{count} packets transmitted, {got} received, {loss:.2f}% packet loss\n")
+    return 0 if answered else 1
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[0] != "-i" or not argv[1].isdigit():
+        return _fail(USAGE, 2)
+    device, cmd, rest = int(argv[1]), argv[2], argv[3:]
+    if device not in _devices():
+        return _fail(NO_DEVICE)
+    host = _host()
+    data = load_ports(host)
+    data["host"] = host
+    p = port(data, device)
+    if cmd == "-ping" and rest[:1] == ["-g"]:
+        return ping(device, p, rest[1:], host)
+    if rest[:1] == ["-g"]:
+        return get(cmd, device, p, data)
+    if rest[:1] == ["-s"]:
+        return set_(cmd, p, rest[1:], data)
+    return _fail(USAGE, 2)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
