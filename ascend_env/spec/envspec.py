@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import yaml
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ascend_env.core.errors import Problem, SpecError, UsageError
 from ascend_env.core.inputs import (
@@ -27,16 +27,16 @@ from ascend_env.core.inputs import (
     yaml_problem,
 )
 from ascend_env.core.resources import data_names, data_text
-from ascend_env.spec.matrix import Arch, ChipName, VendorVersion
+from ascend_env.spec.matrix import Arch, ChipName, VendorVersion, load_chips
+from ascend_env.spec.network_spec import Hccl, Network
+from ascend_env.spec.section import Section
 
 CannPackage = Literal["toolkit", "ops", "kernels", "nnal", "nnae", "nnrt"]
 OsFamily = Literal["ubuntu", "debian", "openeuler", "kylin", "centos", "rhel", "rocky", "ctyunos",
                    "uos", "bclinux"]
 
 
-class _Section(BaseModel):
-    # Unknown keys are errors: a typo must never silently fall back to a default.
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+_Section = Section
 
 
 # Characters a path that reaches a host may hold. The paths travel to Ansible as variables and
@@ -206,6 +206,30 @@ class EnvSpec(_Section):
     threads: Threads = Field(default_factory=Threads)
     selinux: SELinux = Field(default_factory=SELinux)
     smoke: Smoke = Field(default_factory=Smoke)
+    network: Network | None = None
+    hccl: Hccl = Field(default_factory=Hccl)
+
+    @model_validator(mode="after")
+    def _plan_fits(self) -> EnvSpec:
+        """A `network` plan covers every device of a host (the spec's count, else the chip's)."""
+        if self.network is None:
+            return self
+        chip = load_chips().get(self.hardware.chip)
+        devices = self.hardware.devices or (chip.devices.default if chip else None)
+        if devices is None:
+            return self
+        if self.network.subnets and len(self.network.subnets) < devices:
+            raise ValueError(f"network.subnets: {len(self.network.subnets)} subnets for "
+                             f"{devices} devices per host (one per device index)")
+        for host, addresses in self.network.hosts.items():
+            if len(addresses) != devices:
+                raise ValueError(f"network.hosts.{host}: {len(addresses)} addresses for "
+                                 f"{devices} devices")
+        for name in ("gateway", "netdetect"):
+            values = getattr(self.network, name)
+            if isinstance(values, list) and len(values) < devices:
+                raise ValueError(f"network.{name}: {len(values)} values for {devices} devices")
+        return self
 
     def digest(self) -> str:
         """A stable sha256 of the spec's content (what reports and image labels carry)."""
