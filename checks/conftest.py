@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ascend_env.doctor.suite import PLUGIN_NAME, DoctorContext, DoctorPlugin, Target
-from ascend_env.facts.model import CannFacts, DriverFacts, Facts, NpuDevice
+from ascend_env.facts.model import CannFacts, DriverFacts, Facts, NetworkFacts, NpuDevice
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Chip, Matrix, load_chips
 
@@ -132,3 +132,42 @@ def expected_devices(facts: Facts, spec: EnvSpec | None, chip: Chip | None) -> i
     if not cards or chip is None:
         return None
     return len(cards) * chip.chips_per_card
+
+
+# -- the NPU network (checks/test_network.py, checks/test_fleet_network.py) ---------------------
+
+@pytest.fixture(scope="session")
+def fleet(pytestconfig: pytest.Config) -> list[Target]:
+    """Every target at once: a check taking this (not `target`) is a fleet-wide check, run
+    once per doctor run; its findings name the hosts and devices involved."""
+    return _context(pytestconfig).targets
+
+
+@pytest.fixture(scope="session")
+def context(pytestconfig: pytest.Config) -> DoctorContext:
+    return _context(pytestconfig)
+
+
+# Chips whose NPUs have no RoCE port of their own (the 300I Duo's 310P talks over PCIe).
+NO_ROCE = ("310p",)
+
+
+@pytest.fixture(scope="session")
+def network(facts: Facts, driver: DriverFacts, chip: Chip | None) -> NetworkFacts:
+    """The NPUs' network ports; skips where the host has none to judge."""
+    del driver
+    if chip is not None and chip.name in NO_ROCE:
+        pytest.skip(f"{chip.name} NPUs have no RoCE network port")
+    if not facts.network.captured:
+        pytest.skip("the capture holds no NPU network (a probe from before it read hccn_tool)")
+    if not facts.network.hccn_tool:
+        pytest.skip("hccn_tool is not installed (it comes with the driver, in driver/tools)")
+    return facts.network
+
+
+@pytest.fixture(scope="session")
+def network_needed(context: DoctorContext) -> bool:
+    """Whether device addresses matter here: a spec with a network plan, or several hosts.
+    One host on its own (inference, a single-host job) runs without them: a warning then."""
+    return (context.spec is not None and context.spec.network is not None) or \
+        len(context.targets) > 1

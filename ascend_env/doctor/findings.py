@@ -27,6 +27,8 @@ class Finding:
     why: str | None = None
     fix: str | None = None
     manual: str | None = None
+    # Fleet-wide checks name the hosts and devices a finding is about ("sim2 device 3").
+    involved: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.message
@@ -49,11 +51,11 @@ class CheckWarning(Exception):
 
 
 def failure(*, message: str, observed: str | None = None, expected: str | None = None,
-            why: str | None = None, fix: str | None = None,
-            manual: str | None = None) -> Finding:
+            why: str | None = None, fix: str | None = None, manual: str | None = None,
+            involved: tuple[str, ...] = ()) -> Finding:
     """The details of a failed `assert` (see the module docstring)."""
     finding = Finding(message=message, observed=observed, expected=expected, why=why, fix=fix,
-                      manual=manual)
+                      manual=manual, involved=involved)
     # Also remembered: under assertion rewriting (pytest inside pytest) the AssertionError
     # carries text, not the Finding; the doctor's plugin reads it from here then.
     _failed.set(finding)
@@ -85,6 +87,11 @@ def observe(observed: str | None, expected: str | None = None) -> None:
 
 
 _failed: ContextVar[Finding | None] = ContextVar("failed", default=None)
+
+
+def fail_involving(involved: tuple[str, ...], **details: str) -> NoReturn:
+    """A fleet-wide check's failure, naming the hosts and devices it is about."""
+    raise CheckFailure(failure(involved=involved, **details))
 
 
 def take_failure() -> Finding | None:

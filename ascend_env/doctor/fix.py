@@ -17,7 +17,7 @@ from ascend_env.doctor.run import (
     DoctorOptions,
     as_document,
     captured_targets,
-    evaluate,
+    evaluate_fleet,
     now_iso,
 )
 from ascend_env.doctor.threads import plan_threads
@@ -92,7 +92,7 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
     """Check, apply the fixes of failing checks (or show them), check the fixed hosts again."""
     started, clock = now_iso(), time.monotonic()
     captured = captured_targets(options)
-    reports = evaluate(captured, options)
+    reports, fleet_checks = evaluate_fleet(captured, options)
     plans: dict[str, list[str]] = {}
     variables: dict[str, dict[str, Any]] = {}
     for item, report in zip(captured, reports, strict=True):
@@ -103,7 +103,7 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
         variables[item.name] = host_vars(facts_from_capture(item.capture), options.spec,
                                          options.run_users, report)
     if not plans:
-        return as_document(reports, options, started, time.monotonic() - clock)
+        return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
     tags = [f for f in FIX_IDS if any(f in ids for ids in plans.values())]
     local = options.inventory is None and options.target is None
     run_options = InstallOptions(repo=Path(), inventory=options.inventory,
@@ -123,9 +123,9 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
               for r in reports}
     if not dry_run:
         # Re-check the fixed hosts: the report shows the state after the fix.
-        again = DoctorOptions(**{**options.__dict__, "limit": ",".join(plans)}) \
-            if options.inventory else options
-        fresh = {r.host: r for r in evaluate(captured_targets(again), again)}
+        # The whole fleet again, not only the fixed hosts: fleet-wide checks judge all.
+        fresh_reports, fleet_checks = evaluate_fleet(captured_targets(options), options)
+        fresh = {r.host: r for r in fresh_reports}
         reports = [fresh.get(r.host, r) if r.host in plans else r for r in reports]
     for report in reports:
         run = runs.get(report.host)
@@ -138,4 +138,4 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
             if earlier is not None and earlier.id in run.ids:
                 # A check the fix made pass still says what fixed it.
                 check.fix = FixRef(id=earlier.id, command=earlier.command, applied=applied)
-    return as_document(reports, options, started, time.monotonic() - clock)
+    return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)

@@ -66,6 +66,8 @@ class CheckResult(_Model):
     fix: FixRef | None = None
     evidence: dict[str, Any] | None = None
     duration_s: float = 0.0
+    involved: list[str] = Field(default_factory=list, description="fleet-wide checks: the "
+                                "hosts and devices a finding is about")
 
     def fix_command(self) -> str | None:
         """The ascend-env command that applies this check's fix, if it has one."""
@@ -152,11 +154,19 @@ class FleetReport(_Model):
     duration_s: float = 0.0
     summary: dict[str, int] = Field(default_factory=dict)
     hosts: list[Report] = Field(default_factory=list)
+    fleet_checks: list[CheckResult] = Field(
+        default_factory=list, description="checks that judge the hosts together (device "
+        "addresses unique, HCCL settings equal...): each once, naming hosts and devices")
+
+    @property
+    def fleet_failed(self) -> list[CheckResult]:
+        return [c for c in self.fleet_checks if c.status in ("fail", "error")]
 
     def summarize(self) -> FleetReport:
         counts = Counter(r.verdict for r in self.hosts)
         self.summary = {"hosts": len(self.hosts), **{v: counts.get(v, 0) for v in
-                                                      ("ok", "failed", "unreachable")}}
+                                                      ("ok", "failed", "unreachable")},
+                        "fleet_failed": len(self.fleet_failed)}
         return self
 
     def exit_code(self) -> int:
@@ -164,7 +174,7 @@ class FleetReport(_Model):
         codes = [r.exit_code() for r in self.hosts]
         if EXIT_CANNOT_RUN in codes:
             return EXIT_CANNOT_RUN
-        return max(codes, default=0)
+        return max([*codes, EXIT_NOT_RIGHT if self.fleet_failed else 0])
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -193,6 +203,8 @@ def summary_line(report: Report) -> str:
 def detail_lines(check: CheckResult, *, why: bool = True) -> list[str]:
     """What is shown under a check: observed, expected, why (unless left out), the fix."""
     lines = []
+    if check.involved:
+        lines.append(f"involved: {', '.join(check.involved)}")
     if check.observed is not None:
         lines.append(f"observed: {check.observed}")
     if check.expected is not None:
@@ -325,6 +337,12 @@ def render_fleet(fleet: FleetReport, console: Console) -> None:
         console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] {who} {check.id}: "
                       f"{escape(check.message)}")
         _print_details(console, check, indent=6)
+    for check in fleet.fleet_checks:
+        if check.status in ("fail", "error", "warn"):
+            colour = _COLOURS[check.status]
+            console.print(f"[{colour}]{MARKS[check.status]}[/{colour}] fleet {check.id}: "
+                          f"{escape(check.message)}")
+            _print_details(console, check, indent=6)
     counts = fleet.summary or fleet.summarize().summary
     colour = "red" if fleet.exit_code() else "green"
     console.print(f"[{colour}]{counts.get('hosts', 0)} host(s): {counts.get('ok', 0)} ok, "

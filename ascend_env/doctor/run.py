@@ -34,7 +34,7 @@ from ascend_env.doctor.collect import (
 )
 
 if TYPE_CHECKING:
-    from ascend_env.doctor.report import FleetReport, Report
+    from ascend_env.doctor.report import CheckResult, FleetReport, Report
     from ascend_env.facts.capture import CollectResult
     from ascend_env.spec.envspec import EnvSpec
 
@@ -58,6 +58,7 @@ class DoctorOptions:
     python: str | None = None
     run_users: tuple[str, ...] = ()
     timeout_s: float = 300.0
+    ranktable: Path | None = None  # a rank table (hccl.json) to check against the fleet
 
     @property
     def fleet(self) -> bool:
@@ -70,7 +71,7 @@ SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assembl
                  "ascend_env.doctor.suite", "ascend_env.spec.envspec",
                  "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
                  "ascend_env.install.actions", "ascend_env.spec.vendor_compat",
-                 "ascend_env.image.inspection")
+                 "ascend_env.image.inspection", "ascend_env.spec.network_plan")
 
 
 def prepare_suite() -> None:
@@ -134,7 +135,14 @@ def captured_targets(options: DoctorOptions,
         return [local]
     hosts = resolve_hosts(inventory=options.inventory, limit=options.limit,
                           target=options.target, ssh_config=options.ssh_config)
-    return capture_hosts(hosts, probe, timeout_s=options.timeout_s, while_waiting=while_waiting)
+    captured = capture_hosts(hosts, probe, timeout_s=options.timeout_s,
+                             while_waiting=while_waiting)
+    for item in captured:
+        # The address the transport reaches the host at: a rank table's server id.
+        address = getattr(getattr(item.host, "backend", None), "host", None)
+        if isinstance(address, str) and address:
+            item.extra.setdefault("address", address)
+    return captured
 
 
 def now_iso() -> str:
@@ -143,6 +151,12 @@ def now_iso() -> str:
 
 def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
     """Facts and the check suite for every captured target; a Report per target."""
+    return evaluate_fleet(captured, options)[0]
+
+
+def evaluate_fleet(captured: list[Captured], options: DoctorOptions
+                   ) -> tuple[list[Report], list[CheckResult]]:
+    """A Report per target, and the results of the fleet-wide checks (once for all)."""
     # Loaded while the probes ran (prepare_suite).
     from ascend_env.doctor.report import Report, SpecRef  # noqa: PLC0415
     from ascend_env.doctor.suite import DoctorContext, Target, run_checks  # noqa: PLC0415
@@ -152,6 +166,7 @@ def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
     spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
         if options.spec else None
     targets, reports = [], {}
+    fleet_checks: list[CheckResult] = []
     for item in captured:
         source = str(item.extra.get("source", "live"))
         if item.capture is None:
@@ -165,28 +180,35 @@ def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
                                     started=started, source=source,
                                     captured_at=item.capture.captured_at or None)
     if targets:
-        plugin = run_checks(DoctorContext(targets=targets, spec=options.spec,
-                                          level=options.level, only=options.only,
-                                          run_users=options.run_users))
+        plugin = run_checks(DoctorContext(
+            targets=targets, spec=options.spec, level=options.level, only=options.only,
+            run_users=options.run_users, ranktable=options.ranktable,
+            addresses={item.name: str(item.extra["address"]) for item in captured
+                       if item.extra.get("address")}))
         for name, results in plugin.results.items():
             reports[name].checks = results
+        fleet_checks = plugin.fleet_results
     elapsed = time.monotonic() - clock
     for item in captured:
         reports[item.name].duration_s = round(elapsed + item.duration_s, 3)
         reports[item.name].summarize()
-    return [reports[item.name] for item in captured]
+    return [reports[item.name] for item in captured], fleet_checks
 
 
 def as_document(reports: list[Report], options: DoctorOptions, started: str,
-                duration_s: float) -> Report | FleetReport:
-    """One Report for one target; a FleetReport for an inventory or a list of captures."""
+                duration_s: float, fleet_checks: list[CheckResult] | None = None
+                ) -> Report | FleetReport:
+    """One Report for one target (a fleet of one: the fleet-wide checks are its own); a
+    FleetReport for an inventory or a list of captures."""
     from ascend_env.doctor.report import FleetReport  # noqa: PLC0415
 
     if len(reports) == 1 and not options.fleet:
-        return reports[0]
+        reports[0].checks += fleet_checks or []
+        return reports[0].summarize()
     spec_ref = reports[0].spec if reports else None
     return FleetReport(spec=spec_ref, level=options.level, started=started,
-                       duration_s=round(duration_s, 3), hosts=reports).summarize()
+                       duration_s=round(duration_s, 3), hosts=reports,
+                       fleet_checks=fleet_checks or []).summarize()
 
 
 def doctor(options: DoctorOptions) -> Report | FleetReport:
@@ -199,10 +221,10 @@ def doctor(options: DoctorOptions) -> Report | FleetReport:
     # just imported live as long as the process, so those collections need not walk them.
     gc.freeze()
     try:
-        reports = evaluate(captured, options)
+        reports, fleet_checks = evaluate_fleet(captured, options)
     finally:
         gc.unfreeze()  # for callers that live on (install's post-install doctor, tests)
-    return as_document(reports, options, started, time.monotonic() - clock)
+    return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
 
 
 def collect(options: DoctorOptions, output: Path, *, redact: bool = False) -> CollectResult:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 hookimpl = HookimplMarker("pytest")
 
 PLUGIN_NAME = "ascend_env_doctor"
+# Where a fleet-wide check's result goes: it takes the `fleet` fixture (every target at once)
+# instead of `target`, runs once per doctor run and names the hosts and devices it is about.
+FLEET = "\0fleet"
 
 
 @dataclass
@@ -67,6 +70,10 @@ class DoctorContext:
     level: int = 1
     only: tuple[str, ...] = ()
     run_users: tuple[str, ...] = ()
+    # host name -> the address the inventory or transport reaches it at (rank tables' server
+    # ids); empty for saved captures.
+    addresses: dict[str, str] = field(default_factory=dict)
+    ranktable: Path | None = None  # `doctor --ranktable F`: checked against the fleet
 
     @cached_property
     def matrix(self) -> Matrix:
@@ -116,6 +123,7 @@ class DoctorPlugin:
         self.context = context
         self.checks: list[CheckInfo] = []
         self.results: dict[str, list[CheckResult]] = {t.name: [] for t in context.targets}
+        self.fleet_results: list[CheckResult] = []
         self.collect_errors: list[str] = []
         self._selected: dict[str, tuple[CheckInfo, str]] = {}  # node id: check, target name
         # A report carries the text of what a phase raised; a row needs the Finding object.
@@ -167,6 +175,8 @@ class DoctorPlugin:
             target = callspec.params.get("target") if callspec is not None else None
             if isinstance(target, Target):
                 self._selected[item.nodeid] = (info, target.name)
+            elif "fleet" in getattr(item, "fixturenames", ()):
+                self._selected[item.nodeid] = (info, FLEET)
         self.checks = list(listed)
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -207,7 +217,11 @@ class DoctorPlugin:
         if report.when == "call":
             duration += report.duration
         info, target = check
-        self.results[target].append(result_of(info, report, raised, round(duration, 4)))
+        result = result_of(info, report, raised, round(duration, 4))
+        if target == FLEET:
+            self.fleet_results.append(result)
+        else:
+            self.results[target].append(result)
 
 
 def result_of(info: CheckInfo, report: pytest.TestReport, raised: BaseException | None,
@@ -269,7 +283,8 @@ def _failed(error: BaseException, when: str, base: dict[str, Any]) -> CheckResul
     fix = FixRef(id=finding.fix, command=finding.manual) \
         if finding.fix or finding.manual else None
     return CheckResult(status=status, message=finding.message, observed=finding.observed,
-                       expected=finding.expected, why=finding.why, fix=fix, **base)
+                       expected=finding.expected, why=finding.why, fix=fix,
+                       involved=list(finding.involved), **base)
 
 
 @contextlib.contextmanager

@@ -99,7 +99,8 @@ def test_fleet_table_marks_unreachable_and_broken_hosts() -> None:
     fleet = FleetReport(hosts=[_report("sim1", broken=False), _report("sim2"),
                                Report(host="sim3", reachable=False, error="timed out")],
                         duration_s=1.0).summarize()
-    assert fleet.summary == {"hosts": 3, "ok": 1, "failed": 1, "unreachable": 1}
+    assert fleet.summary == {"hosts": 3, "ok": 1, "failed": 1, "unreachable": 1,
+                             "fleet_failed": 0}
     assert fleet.exit_code() == 2
     out = _text(render_fleet, fleet)
     rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("sim")

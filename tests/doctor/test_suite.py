@@ -234,7 +234,8 @@ def test_results_on_real_captures() -> None:
     plugin = DoctorPlugin(DoctorContext(targets=targets))
     code = run_suite(shipped_dir("checks"), plugin)
     assert code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    rows = [r for t in targets for r in plugin.results[t.name]]
+    # Fleet-wide checks (the `fleet` fixture) give one row for all targets.
+    rows = [r for t in targets for r in plugin.results[t.name]] + plugin.fleet_results
     statuses = {r.status for r in rows}
     assert {"pass", "warn", "skip", "fail", "error"} <= statuses, statuses
     messages = [r.message for r in plugin.results["broken"] if r.status == "error"]
@@ -250,7 +251,9 @@ def test_results_on_real_captures() -> None:
     assert len(rows) == len(verdicts.seen)
     by_host: dict[str, list[str]] = {}
     for nodeid, category in verdicts.seen:
-        by_host.setdefault(nodeid.rsplit("[", 1)[1].rstrip("]"), []).append(category)
-    for target in targets:
-        pairs = zip(plugin.results[target.name], by_host[target.name], strict=True)
-        assert all(row.status in AS_PYTEST[category] for row, category in pairs), target.name
+        host = nodeid.rsplit("[", 1)[1].rstrip("]") if "[" in nodeid else "(fleet)"
+        by_host.setdefault(host, []).append(category)
+    results = {**plugin.results, "(fleet)": plugin.fleet_results}
+    for name in [t.name for t in targets] + ["(fleet)"]:
+        pairs = zip(results[name], by_host[name], strict=True)
+        assert all(row.status in AS_PYTEST[category] for row, category in pairs), name

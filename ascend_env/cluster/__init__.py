@@ -1,0 +1,1 @@
+"""Cluster bring-up: rank tables across hosts."""
