@@ -16,6 +16,7 @@ import typer
 
 from ascend_env import __version__
 from ascend_env.cli import (
+    cluster_commands,
     doctor_commands,
     explain_commands,
     image_commands,
@@ -37,6 +38,7 @@ app.command("smoke")(smoke_commands.smoke)
 app.command("doctor")(doctor_commands.doctor_command)
 app.command("collect")(doctor_commands.collect_command)
 app.command("explain")(explain_commands.explain)
+app.command("ranktable")(cluster_commands.ranktable)
 app.add_typer(image_commands.image_app, name="image")
 
 

@@ -71,6 +71,8 @@ def doctor_command(
                        ] = False,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where fix logs go.")
                        ] = None,
+    ranktable: Annotated[Path | None, typer.Option(
+        "--ranktable", help="A rank table (hccl.json) to check against the hosts.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check a host or a fleet: what is wrong, why, the fix (exit 0 ok, 1 not, 2 unreachable)."""
@@ -89,6 +91,10 @@ def doctor_command(
     if fix and from_files:
         raise UsageError("--fix needs live hosts, not --from captures")
     check_names(python, run_user)
+    if ranktable is not None:
+        from ascend_env.cluster.ranktable import load_ranktable
+
+        load_ranktable(ranktable)  # a table that is not one: said before any host is probed
     loaded = None
     if profile is not None or spec is not None:
         from ascend_env.spec.envspec import load_spec
@@ -97,7 +103,7 @@ def doctor_command(
     options = DoctorOptions(spec=loaded, inventory=inventory, limit=limit, target=host,
                             ssh_config=ssh_config, from_files=list(from_files or []),
                             level=level, only=tuple(only or ()), python=python,
-                            run_users=tuple(run_user or ()))
+                            run_users=tuple(run_user or ()), ranktable=ranktable)
     if fix:
         from ascend_env.doctor.fix import doctor_fix
 

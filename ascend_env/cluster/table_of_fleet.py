@@ -1,0 +1,85 @@
+"""The rank table of a fleet: capture the hosts, refuse what cannot make one, build it."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from ascend_env.cluster.ranktable import RanktableError, build_ranktable, host_devices
+from ascend_env.core.errors import AscendEnvError
+from ascend_env.doctor.collect import Captured
+from ascend_env.doctor.run import DoctorOptions, captured_targets
+from ascend_env.facts.assemble import facts_from_capture
+from ascend_env.facts.model import Facts
+
+
+def _nic_address(facts: Facts) -> str | None:
+    """A capture's host address: its first global IPv4 interface address."""
+    for nic in facts.network.nics:
+        for cidr in nic.addresses:
+            try:
+                ip = ipaddress.ip_interface(cidr).ip
+            except ValueError:
+                continue
+            if ip.version == 4 and not ip.is_loopback and not ip.is_link_local:
+                return str(ip)
+    return None
+
+
+def _server_id(item: Captured, facts: Facts, notes: list[str]) -> str:
+    address = item.extra.get("address")
+    if isinstance(address, str) and address:
+        return address
+    found = _nic_address(facts)
+    if found is None:
+        raise RanktableError(f"{item.name}: the capture shows no IPv4 address of the host "
+                             "to use as its server_id; run with --inventory")
+    notes.append(f"{item.name}: server_id {found}, its first interface address in the capture")
+    return found
+
+
+def table_of_fleet(options: DoctorOptions) -> tuple[dict[str, Any], list[str]]:
+    """The rank table and notes on how it was made; RanktableError (exit 1) when a host or
+    the spec does not fit, AscendEnvError (exit 2) when a host could not be read."""
+    notes: list[str] = []
+    captured = captured_targets(options)
+    lost = [f"{c.name}: {c.error}" for c in captured if c.capture is None]
+    if lost:
+        raise AscendEnvError("cannot write a rank table without every host: " + "; ".join(lost))
+    hosts = []
+    chips: set[str | None] = set()
+    where: dict[str, str] = {}
+    problems: list[str] = []
+    for item in captured:
+        assert item.capture is not None
+        facts = facts_from_capture(item.capture)
+        server = _server_id(item, facts, notes)
+        if server in where:
+            problems.append(f"{where[server]} and {item.name} resolve to one address "
+                            f"({server}): a rank table needs one server per host")
+        where[server] = item.name
+        entry = host_devices(item.name, server, facts)
+        if not entry.devices:
+            problems.append(f"{item.name}: hccn_tool reported no NPU port (is the driver "
+                            "installed? see doctor --only network)")
+        problems += [f"{item.name} device {d} has no address (hccn_tool -i {d} -ip -g)"
+                     for d, address in entry.devices if address is None]
+        spec = options.spec
+        if spec is not None and spec.hardware.devices and entry.devices and \
+                len(entry.devices) != spec.hardware.devices:
+            problems.append(f"{item.name} has {len(entry.devices)} NPU ports, the spec's "
+                            f"hardware.devices says {spec.hardware.devices}")
+        chips.add(facts.chip)
+        hosts.append(entry)
+    if problems:
+        raise RanktableError("no rank table written: " + "; ".join(problems))
+    known = {c for c in chips if c}
+    if len(known) > 1:
+        raise RanktableError(f"the hosts have different chips ({', '.join(sorted(known))}): "
+                             "one rank table is for one kind")
+    chip: str | None = options.spec.hardware.chip if options.spec else None
+    chip = chip or next(iter(known), None)
+    if chip == "910_93":
+        notes.append("A3 layout 1.2 without super_device_id and super_pod_list: the capture "
+                     "does not read npu-smi's SDID yet; SuperPoD jobs need them added")
+    return build_ranktable(hosts, chip), notes
