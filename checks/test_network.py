@@ -137,12 +137,14 @@ def test_links(network: NetworkFacts) -> None:
     down = _ports(network, lambda p: p.link is not None and p.link.upper() != "UP")
     flapping = _ports(network, lambda p: (p.link_down_count or 0) >= FLAPPING_DOWNS)
     if down or flapping:
-        parts = [f"device {p.device}: link {p.link}" for p in down]
-        parts += [f"device {p.device}: went down {p.link_down_count} times (flapping)"
-                  for p in flapping if p not in down]
+        bad = {p.device: p for p in [*down, *flapping]}
+        parts = [f"device {d}: " + ", ".join(
+            ([f"link {bad[d].link}"] if bad[d] in down else [])
+            + ([f"went down {bad[d].link_down_count} times (flapping)"]
+               if bad[d] in flapping else [])) for d in sorted(bad)]
         fail(message=f"NPU port link problem on device "
-             f"{_devices(sorted({*down, *flapping}, key=lambda p: p.device))}: "
-             + "; ".join(parts), observed="; ".join(parts),
+             f"{_devices([bad[d] for d in sorted(bad)])}: " + "; ".join(parts),
+             observed="; ".join(parts),
              expected=f"link status: UP, fewer than {FLAPPING_DOWNS} link downs",
              why="HCCL's links break when a port goes down; a job on it stops with a timeout",
              manual="hccn_tool -i N -link -g ; hccn_tool -i N -link_stat -g ; check the cable, "

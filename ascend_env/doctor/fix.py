@@ -25,15 +25,28 @@ from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
 from ascend_env.install.provision import InstallOptions, run_playbook, summarize
 from ascend_env.spec.envspec import EnvSpec, Threads
+from ascend_env.spec.network_plan import plan_for
 
 FIX_IDS = ("ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
-           "selinux-context")
+           "selinux-context", "network-ip")
 # checks/test_python.py's list; the fix installs what the check found missing.
 _PYTHON_DEPS_CHECK = "python.cann-deps"
 
 
+def network_ports(spec: EnvSpec | None, names: list[str], name: str,
+                  facts: Facts) -> list[dict[str, Any]]:
+    """The spec's planned settings of each NPU port of host `name` (fleet order: `names`);
+    empty without a plan, which the network-ip fix then cannot apply."""
+    if spec is None or spec.network is None or not facts.network.devices:
+        return []
+    plan = plan_for(spec.network, names, max(facts.network.devices) + 1)[name]
+    return [{"device": device, "address": port.address, "netmask": port.netmask,
+             "gateway": port.gateway, "netdetect": port.netdetect}
+            for device, port in sorted(plan.items()) if device in facts.network.devices]
+
+
 def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
-              report: Report) -> dict[str, Any]:
+              report: Report, ports: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The values fix.yml's roles need for one host, from that host's own facts."""
     cann = facts.cann
     base = (cann.install_path if cann else None) or \
@@ -67,13 +80,18 @@ def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
         "cpu_affinity_conf": plan.cpu_affinity_conf,
         "threads_basis": plan.basis,
         "selinux_paths": [base, *(spec.selinux.container_paths if spec else [])],
+        "network_tool": f"{base}/driver/tools/hccn_tool",
+        "network_ports": ports or [],
     }
 
 
-def fixable(report: Report) -> list[str]:
-    """The fix ids of a host's failing (or warning) checks, in fix.yml's order."""
+def fixable(report: Report, *, network_plan: bool = True) -> list[str]:
+    """The fix ids of a host's failing (or warning) checks, in fix.yml's order; network-ip
+    only with a spec's network plan (without one there is no address to set)."""
     wanted = {c.fix.id for c in report.checks
               if c.status in ("fail", "warn") and c.fix is not None and c.fix.id}
+    if not network_plan:
+        wanted.discard("network-ip")
     return [f for f in FIX_IDS if f in wanted]
 
 
@@ -95,13 +113,16 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
     reports, fleet_checks = evaluate_fleet(captured, options)
     plans: dict[str, list[str]] = {}
     variables: dict[str, dict[str, Any]] = {}
+    names = [item.name for item in captured]
+    planned = options.spec is not None and options.spec.network is not None
     for item, report in zip(captured, reports, strict=True):
-        ids = fixable(report)
+        ids = fixable(report, network_plan=planned)
         if item.capture is None or not ids:
             continue
         plans[item.name] = ids
-        variables[item.name] = host_vars(facts_from_capture(item.capture), options.spec,
-                                         options.run_users, report)
+        facts = facts_from_capture(item.capture)
+        variables[item.name] = host_vars(facts, options.spec, options.run_users, report,
+                                         network_ports(options.spec, names, item.name, facts))
     if not plans:
         return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
     tags = [f for f in FIX_IDS if any(f in ids for ids in plans.values())]

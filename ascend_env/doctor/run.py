@@ -139,7 +139,9 @@ def captured_targets(options: DoctorOptions,
                              while_waiting=while_waiting)
     for item in captured:
         # The address the transport reaches the host at: a rank table's server id.
-        address = getattr(getattr(item.host, "backend", None), "host", None)
+        # testinfra keeps it as a HostSpec (name, port, user) on the backend.
+        spec = getattr(getattr(item.host, "backend", None), "host", None)
+        address = getattr(spec, "name", spec)
         if isinstance(address, str) and address:
             item.extra.setdefault("address", address)
     return captured

@@ -428,6 +428,7 @@ class NetworkFacts:
     # device network is "not captured" and the checks that need it skip.
     captured: bool = False
     hccn_tool: bool = False  # found on the host
+    hccn_tool_path: str | None = None  # the driver's one the probe ran (level 2 pings use it)
     hccn_conf: HccnConf | None = None
     devices: dict[int, DeviceNetwork] = field(default_factory=dict)
     nics: list[HostNic] = field(default_factory=list)

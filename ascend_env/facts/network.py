@@ -215,13 +215,15 @@ def _device(network: DeviceNetwork, query: str, text: str) -> bool:
 
 def read_network(r: CaptureReader) -> NetworkFacts:
     """Device ports from the hccn_tool records, /etc/hccn.conf, and the host's interfaces."""
-    tool_paths = [info for path, info in r.capture.paths.items()
-                  if path.endswith(probe.HCCN_TOOL)]
+    found = {path: info for path, info in r.capture.paths.items()
+             if path.endswith(probe.HCCN_TOOL)}
+    tool_paths = list(found.values())
     queries = {key: _COMMAND.match(key) for key in r.capture.commands}
     ran = {key: m for key, m in queries.items() if m is not None}
     facts = NetworkFacts(captured=bool(tool_paths or ran))
     facts.hccn_tool = any(info.exists for info in tool_paths) or any(
         r.capture.commands[key].rc != 127 for key in ran)
+    facts.hccn_tool_path = next((path for path, info in found.items() if info.exists), None)
     text = r.file(HCCN_CONF)
     if text is not None:
         facts.hccn_conf = parse_hccn_conf(text)
