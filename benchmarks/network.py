@@ -7,6 +7,8 @@ Rows, each the whole command as an operator runs it (a fresh process), the media
 rounds, interleaved within each round:
 - level 1: `doctor --only network` (the probe's per-device hccn_tool queries, the per-host and
   the fleet-wide network checks);
+- reference: the same hccn_tool queries run straight over ssh, all hosts at once, without
+  the doctor: the ratio the simulated hosts' shared CPUs impose on any tool;
 - level 2: `doctor --level 2 --only network.reachability`: the ping matrix, every device to the
   same index on every other host (8 hosts x 8 devices: 448 pings; 1 host: none, so the
   1-host row of level 2 is a 2-host fleet's matrix, the smallest that pings).
@@ -66,6 +68,23 @@ def main() -> int:
             "level 2 pings, 2 hosts": doctor("two", *level2),
             f"level 2 pings, {args.hosts} hosts": doctor("many", *level2),
         }
+        # The reference: the same hccn_tool queries without the doctor, every host's at once
+        # over ssh. The simulated hosts' fake hccn_tool is a Python process each time, and
+        # all hosts share this machine's CPUs: this ratio is what the machine imposes on
+        # any tool that asks the same questions.
+        queries = " ".join(f"-{q}" for q in ("ip", "link", "link_stat", "net_health",
+                                              "netdetect", "gateway", "lldp", "tls"))
+        loop = (f"for d in 0 1 2 3 4 5 6 7; do for q in {queries}; do "
+                "/usr/local/Ascend/driver/tools/hccn_tool -i $d $q -g >/dev/null & done; "
+                "done; wait")
+
+        def raw(key: str) -> list[str]:
+            hosts = [h.name for h in fleets[key].hosts]
+            script = " & ".join(f"ssh -F {fleets[key].ssh_config} {h} '{loop}'" for h in hosts)
+            return ["sh", "-c", script + " & wait"]
+
+        rows["reference: the queries alone, 1 host"] = raw("one")
+        rows[f"reference: the queries alone, {args.hosts} hosts"] = raw("many")
         for command in rows.values():  # warm: ssh masters, bytecode
             timed(command)
         times: dict[str, list[float]] = {name: [] for name in rows}
@@ -79,6 +98,10 @@ def main() -> int:
         pings = median[f"level 2 pings, {args.hosts} hosts"] / median["level 2 pings, 2 hosts"]
         print(f"level 1: {args.hosts} hosts / 1 host = {level1:.2f}x (goal <= 2)")
         print(f"level 2: {args.hosts} hosts / 2 hosts = {pings:.2f}x (goal <= 2)")
+        floor = median[f"reference: the queries alone, {args.hosts} hosts"] / \
+            median["reference: the queries alone, 1 host"]
+        print(f"reference: the same queries alone, {args.hosts} hosts / 1 host = {floor:.2f}x "
+              "(this machine's shared CPUs)")
     finally:
         for name, _ in names.values():
             fleet.down(name)

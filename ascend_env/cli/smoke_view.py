@@ -62,3 +62,40 @@ def render_fleet(results: dict[str, Verdict | Exception], *, as_json: bool) -> i
             else:
                 typer.echo(f"  could not run: {result}")
     return max(codes.values(), default=0)
+
+
+def collective_exit(document: dict[str, Any]) -> int:
+    """0 ok; 2 when no host could run its part (nothing was measured); 1 otherwise."""
+    if document["status"] == "ok":
+        return 0
+    per_host = document.get("per_host") or {}
+    if per_host and all(v.get("status") == "error" for v in per_host.values()):
+        return 2
+    return 1
+
+
+def render_collective(document: dict[str, Any], *, as_json: bool) -> int:
+    """The all-reduce across hosts (or each pair of them); returns the exit code."""
+    if as_json:
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return collective_exit(document)
+    if document.get("mode") == "pairwise":
+        typer.echo(f"smoke hccl, every pair of {len(document['hosts'])} hosts: "
+                   f"{document['status'].upper()}")
+        for pair in document["pairs"]:
+            figure = f"busbw {pair['busbw_gbps']:.3f} GB/s at {pair['bytes']} B" \
+                if pair["busbw_gbps"] is not None else "no figure"
+            typer.echo(f"  {'ok  ' if pair['status'] == 'ok' else 'FAIL'}  "
+                       f"{' <-> '.join(pair['hosts'])}: {figure}")
+        if document["slowest"]:
+            typer.echo(f"  slowest: {' <-> '.join(document['slowest']['hosts'])}")
+    else:
+        typer.echo(f"smoke hccl across {len(document['hosts'])} hosts, "
+                   f"{document['world_size']} {document['backend'] or '?'} rank(s): "
+                   f"{document['status'].upper()}")
+        for row in document["results"]:
+            typer.echo(f"  {row['bytes']:>12} B  algbw {row['algbw_gbps']:9.3f} GB/s  busbw "
+                       f"{row['busbw_gbps']:9.3f} GB/s  {'correct' if row['correct'] else 'WRONG'}")
+    for problem in document["problems"]:
+        typer.echo(f"  FAIL  {problem}")
+    return collective_exit(document)

@@ -63,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated buffer sizes, e.g. 1M,16M,128M (cpu 64K,1M,4M)")
     parser.add_argument("--busbw-floor", type=float, default=None,
                         help="GB/s the largest size's bus bandwidth must reach (recorded)")
+    # Across hosts (ascend_env/smoke/fleet_collective.py starts one coordinator per host):
+    parser.add_argument("--master", default=None, metavar="ADDRESS:PORT",
+                        help="rendezvous of a multi-host run (the first host's address)")
+    parser.add_argument("--node-rank", type=int, default=0, help="this host's place, from 0")
+    parser.add_argument("--nnodes", type=int, default=1, help="hosts in the run")
+    parser.add_argument("--bind", default=None, metavar="ADDRESS",
+                        help="this host's address for gloo's connections")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--world-size", type=int, default=1, help=argparse.SUPPRESS)
@@ -115,15 +122,21 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.E
                    missing=["device"] if kind != "cpu" else [],
                    reason=f"{nprocs} processes asked for, {count} {kind} device(s) visible")
         return harness.EXIT_FAILED if kind != "cpu" else harness.EXIT_CANNOT_RUN
-    doc["world_size"] = nprocs
-    doc["phase"] = f"all-reduce over {nprocs} {backend} rank(s)"
+    world = nprocs * args.nnodes
+    doc.update(world_size=world, node_rank=args.node_rank, nnodes=args.nnodes)
+    doc["phase"] = f"all-reduce over {world} {backend} rank(s)"
     workers = start_workers(args, kind, nprocs, sizes, emitter)
     wait_for(workers, args.timeout - emitter.elapsed() + 5)
-    ranks = [collect(worker, rank) for rank, worker in enumerate(workers)]
-    doc["ranks"] = [{key: r.get(key) for key in ("rank", "device", "pid", "status", "reason")
+    first = args.node_rank * nprocs
+    ranks = [collect(worker, first + local) for local, worker in enumerate(workers)]
+    # Across hosts each coordinator sees its own ranks; the fleet merges every host's
+    # per-rank results, so they are kept.
+    keys = ("rank", "device", "pid", "status", "reason") + (
+        ("results",) if args.nnodes > 1 else ())
+    doc["ranks"] = [{key: r.get(key) for key in keys
                      + (("log_tail",) if r.get("status") != "ok" else ())}
                     for r in ranks]
-    doc["results"] = merge_results(ranks, nprocs)
+    doc["results"] = merge_results(ranks, world, expected=nprocs)
     doc["phase"] = "done"
     problems = [f"rank {r['rank']}: {r.get('reason') or r.get('status')}"
                 for r in ranks if r.get("status") != "ok"]
@@ -172,18 +185,23 @@ def device_count(kind: str, doc: dict[str, Any]) -> tuple[int, int | None]:
 
 def start_workers(args: argparse.Namespace, kind: str, nprocs: int, sizes: list[int],
                   emitter: harness.Emitter) -> list[subprocess.Popen[bytes]]:
-    """This script once per rank, rendezvous on a free local port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """This script once per local rank; rendezvous on a free local port, or on --master."""
+    if args.master:
+        init = f"tcp://{args.master}"
+    else:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            init = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     left = max(args.timeout - emitter.elapsed() - 3, 1.0)
     workers = []
-    for rank in range(nprocs):
-        device = "cpu" if kind == "cpu" else f"{kind}:{rank}"
+    for local in range(nprocs):
+        device = "cpu" if kind == "cpu" else f"{kind}:{local}"
+        rank = args.node_rank * nprocs + local
         argv = [sys.executable, str(Path(__file__).resolve()), "--worker", "--rank", str(rank),
-                "--world-size", str(nprocs), "--init", f"tcp://127.0.0.1:{port}",
+                "--world-size", str(nprocs * args.nnodes), "--init", init,
                 "--device", device, "--steps", str(args.steps), "--timeout", str(left),
-                "--sizes", ",".join(str(size) for size in sizes)]
+                "--sizes", ",".join(str(size) for size in sizes),
+                *(["--bind", args.bind] if args.bind else [])]
         workers.append(subprocess.Popen(argv, stdout=subprocess.PIPE))
     return workers
 
@@ -225,8 +243,10 @@ def collect(worker: subprocess.Popen[bytes], rank: int) -> dict[str, Any]:
             "reason": f"worker exited {worker.returncode} without evidence"}
 
 
-def merge_results(ranks: list[dict[str, Any]], nprocs: int) -> list[dict[str, Any]]:
-    """Per size: correct on every rank, the slowest rank's time, algbw and busbw (GB/s)."""
+def merge_results(ranks: list[dict[str, Any]], nprocs: int,
+                  expected: int | None = None) -> list[dict[str, Any]]:
+    """Per size: correct on every rank, the slowest rank's time, algbw and busbw (GB/s) for
+    a world of `nprocs`; `expected` ranks must report (default: all of them)."""
     by_size: dict[int, list[dict[str, Any]]] = {}
     for rank in ranks:
         for result in rank.get("results") or []:
@@ -238,7 +258,8 @@ def merge_results(ranks: list[dict[str, Any]], nprocs: int) -> list[dict[str, An
         algbw = size / seconds / 1e9 if seconds > 0 else 0.0
         merged.append({"bytes": size, "dtype": "float32", "iterations": rows[0]["iterations"],
                        "ranks_reporting": len(rows),
-                       "correct": len(rows) == nprocs and all(row["correct"] for row in rows),
+                       "correct": len(rows) == (expected or nprocs)
+                       and all(row["correct"] for row in rows),
                        "wrong_elements": sum(int(row["wrong_elements"]) for row in rows),
                        "time_s": seconds, "algbw_gbps": algbw,
                        "busbw_gbps": algbw * 2 * (nprocs - 1) / nprocs})
@@ -259,9 +280,17 @@ def work(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         getattr(torch, kind).set_device(index)
     device = torch.device(args.device)
     doc.update(rank=args.rank, backend=backend, phase="init_process_group")
+    options: dict[str, Any] = {}
+    if backend == "gloo" and args.bind:
+        # gloo's connections from this host's own address (its default takes the machine's
+        # host name, which names another interface, or every simulated host alike).
+        gloo = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]
+        gloo._devices = [dist.ProcessGroupGloo.create_device(hostname=args.bind)]
+        options["pg_options"] = gloo
     dist.init_process_group(backend, init_method=args.init, rank=args.rank,
                             world_size=args.world_size,
-                            timeout=datetime.timedelta(seconds=max(args.timeout, 30.0)))
+                            timeout=datetime.timedelta(seconds=max(args.timeout, 30.0)),
+                            **options)
     results: list[dict[str, Any]] = []
     doc["results"] = results
     for size in parse_sizes(args.sizes):

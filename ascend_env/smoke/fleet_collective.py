@@ -1,0 +1,161 @@
+"""The all-reduce across hosts: one coordinator per host, every device a rank, one world.
+
+`ascend-env smoke --framework hccl --inventory F` with several hosts ships the collective
+workload (remote/hccl_workload.py) to every host and starts each host's coordinator with the
+first host as rendezvous; each coordinator starts one worker per device. Every rank's
+per-size results come back; here they are merged: correct on every rank, the slowest rank's
+time, algbw = bytes / time and busbw = algbw x 2(n-1)/n over the whole world (nccl-tests'
+convention). `--pairwise` runs every host pair on its own, disjoint pairs at once (round
+robin), and names the slowest pair and every pair that fails.
+"""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ascend_env.core.errors import AscendEnvError
+from ascend_env.remote.hccl_workload import merge_results
+from ascend_env.smoke.runner import HostTarget, SmokeRequest, last_evidence, workload_path
+
+SCHEMA = "ascend-env/smoke/collective/v1"
+GRACE_S = 30.0
+# Rendezvous ports are picked at random in this range (no way to ask a remote host for a
+# free one before its coordinator starts); a clash fails that run with the port named.
+PORTS = (20000, 45000)
+
+
+@dataclass(frozen=True)
+class FleetHost:
+    """A host of the run: inventory name, the address peers reach it at, its transport."""
+
+    name: str
+    address: str
+    host: Any
+
+
+def hosts_of(inventory: Path, limit: str | None) -> list[FleetHost]:
+    """The inventory's hosts with their ansible_host addresses."""
+    from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
+    from ascend_env.doctor.inventory import read_inventory  # noqa: PLC0415
+
+    variables = read_inventory(inventory, limit)
+    found = [FleetHost(name, str(variables.get(name, {}).get("ansible_host") or name), host)
+             for name, host in resolve_hosts(inventory=inventory, limit=limit)]
+    where: dict[str, str] = {}
+    for h in found:
+        if h.address in where:
+            raise AscendEnvError(f"{inventory}: {where[h.address]} and {h.name} resolve to one "
+                                 f"address ({h.address}): a collective needs each host once")
+        where[h.address] = h.name
+    return found
+
+
+@dataclass(frozen=True)
+class World:
+    """Where a run meets: the rendezvous, the hosts in rank order, ranks on each."""
+
+    master: str
+    members: list[FleetHost]
+    nprocs: int
+
+    def coordinator(self, request: SmokeRequest, script: str, index: int) -> list[str]:
+        """Host `index`'s coordinator command line."""
+        kind = "npu" if request.device == "all" else request.device
+        return [request.python, script, "--device", kind, "--nprocs", str(self.nprocs),
+                "--steps", str(request.steps), "--timeout", f"{request.timeout_s:g}",
+                "--master", self.master, "--node-rank", str(index),
+                "--nnodes", str(len(self.members)), "--bind", self.members[index].address,
+                *request.extra]
+
+
+def run_world(request: SmokeRequest, members: list[FleetHost], nprocs: int,
+              port: int | None = None) -> dict[str, Any]:
+    """One all-reduce over every device of `members`; the merged document."""
+    port = port or random.randint(*PORTS)  # a port number, not a secret
+    world = World(f"{members[0].address}:{port}", members, nprocs)
+    targets = [HostTarget(m.name, host=m.host) for m in members]
+
+    def one(index: int) -> dict[str, Any]:
+        target, member = targets[index], members[index]
+        try:
+            script = target.install(workload_path("hccl"))
+            done = target.run(world.coordinator(request, script, index),
+                              request.timeout_s + GRACE_S)
+        except AscendEnvError as exc:
+            return {"host": member.name, "status": "error", "reason": str(exc)}
+        evidence = last_evidence(done.stdout)
+        if evidence is None:
+            tail = (done.stderr or done.stdout).strip()[-800:]
+            return {"host": member.name, "status": "error",
+                    "reason": f"no evidence (exit {done.rc}): {tail}"}
+        evidence["host"] = member.name
+        return evidence
+
+    with ThreadPoolExecutor(max_workers=len(members)) as pool:
+        documents = list(pool.map(one, range(len(members))))
+    return merge_hosts(documents, nprocs * len(members), request.min_busbw_gbps, world.master)
+
+
+def merge_hosts(documents: list[dict[str, Any]], world: int, floor: float | None,
+                master: str) -> dict[str, Any]:
+    """Every host's coordinator document as one fleet result."""
+    ranks = [dict(r, host=d["host"]) for d in documents for r in d.get("ranks") or []]
+    results = merge_results(ranks, world)
+    problems = [f"{d['host']}: {d.get('reason') or d.get('status')}" for d in documents
+                if d.get("status") != "ok"]
+    problems += [f"{r['bytes']} bytes: {r['wrong_elements']} wrong element(s), "
+                 f"{r['ranks_reporting']} of {world} rank(s) reporting"
+                 for r in results if not r["correct"]]
+    largest = results[-1] if results else None
+    if not problems and floor is not None and largest is not None and \
+            largest["busbw_gbps"] < floor:
+        problems.append(f"busbw {largest['busbw_gbps']:.3f} GB/s at {largest['bytes']} bytes, "
+                        f"below the spec's floor {floor:g} GB/s")
+    backend = next((d.get("backend") for d in documents if d.get("backend")), None)
+    return {"schema": SCHEMA, "hosts": [d["host"] for d in documents], "master": master,
+            "world_size": world, "backend": backend, "results": results,
+            "busbw_floor_gbps": floor,
+            "status": "failed" if problems else "ok", "problems": problems,
+            "per_host": {d["host"]: {"status": d.get("status"), "reason": d.get("reason")}
+                         for d in documents}}
+
+
+def round_robin(count: int) -> list[list[tuple[int, int]]]:
+    """Every pair of `count` hosts once, in rounds of disjoint pairs (the circle method)."""
+    order = list(range(count)) + ([None] if count % 2 else [])
+    rounds = []
+    for _ in range(len(order) - 1):
+        half = len(order) // 2
+        pairs = [(a, b) for a, b in zip(order[:half], reversed(order[half:]), strict=True)
+                 if a is not None and b is not None]
+        rounds.append([(min(a, b), max(a, b)) for a, b in pairs])
+        order = [order[0], order[-1], *order[1:-1]]
+    return rounds
+
+
+def run_pairwise(request: SmokeRequest, members: list[FleetHost], nprocs: int
+                 ) -> dict[str, Any]:
+    """Each host pair's own all-reduce; the slowest and the failing pairs named."""
+    pairs: list[dict[str, Any]] = []
+    for pairs_of_round in round_robin(len(members)):
+        with ThreadPoolExecutor(max_workers=max(1, len(pairs_of_round))) as pool:
+            runs = pool.map(lambda p: (p, run_world(request, [members[p[0]], members[p[1]]],
+                                                    nprocs)), pairs_of_round)
+            for (a, b), document in runs:
+                largest = document["results"][-1] if document["results"] else None
+                pairs.append({"hosts": [members[a].name, members[b].name],
+                              "status": document["status"], "problems": document["problems"],
+                              "busbw_gbps": largest["busbw_gbps"] if largest else None,
+                              "bytes": largest["bytes"] if largest else None})
+    failing = [p for p in pairs if p["status"] != "ok"]
+    measured = [p for p in pairs if p["status"] == "ok" and p["busbw_gbps"] is not None]
+    slowest = min(measured, key=lambda p: p["busbw_gbps"]) if measured else None
+    return {"schema": SCHEMA, "mode": "pairwise", "hosts": [m.name for m in members],
+            "pairs": pairs, "slowest": slowest, "failing": failing,
+            "status": "failed" if failing else "ok",
+            "problems": [f"{' <-> '.join(p['hosts'])}: {'; '.join(p['problems'])}"
+                         for p in failing]}
