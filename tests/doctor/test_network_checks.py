@@ -1,0 +1,123 @@
+"""The network checks' verdicts on facts built by hand: every fault, and the fleet-wide kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascend_env.doctor.report import CheckResult
+from ascend_env.doctor.suite import DoctorContext, Target, run_checks
+from ascend_env.facts.model import (
+    DeviceNetwork,
+    DriverFacts,
+    EnvFacts,
+    Facts,
+    HccnConf,
+    HostNic,
+    NetworkFacts,
+)
+from ascend_env.spec.envspec import build_spec
+
+
+def host(k: int, devices: int = 2, **changes: Any) -> Facts:
+    """Host k by the book (10.20.<d>.<10+k>), with `changes` as {device: {field: value}}."""
+    ports, conf = {}, {}
+    for d in range(devices):
+        port = DeviceNetwork(device=d, address=f"10.20.{d}.{10 + k}", netmask="255.255.255.0",
+                             link="UP", health="Success", gateway=f"10.20.{d}.1",
+                             netdetect=f"10.20.{d}.1", link_up_count=1, link_down_count=0)
+        conf[d] = {"address": port.address or "", "netmask": "255.255.255.0",
+                   "gateway": f"10.20.{d}.1", "netdetect": f"10.20.{d}.1"}
+        for key, value in changes.get(str(d), {}).items():
+            setattr(port, key, value)
+        ports[d] = port
+    env = changes.get("env", {})
+    return Facts(host=f"sim{k}", chip="910b",
+                 driver=DriverFacts(install_path="/usr/local/Ascend", complete=True),
+                 env=EnvFacts(vars=env, login_vars=env),
+                 network=NetworkFacts(captured=True, hccn_tool=True, devices=ports,
+                                      hccn_conf=HccnConf(present=True, readable=True,
+                                                         devices=conf),
+                                      nics=[HostNic(name="lo", addresses=["127.0.0.1/8"]),
+                                            HostNic(name="eth0",
+                                                    addresses=[f"192.168.0.{k}/24"])],
+                                      nics_captured=True))
+
+
+def run(*facts: Facts, **context: Any) -> tuple[dict[str, dict[str, CheckResult]],
+                                                dict[str, CheckResult]]:
+    targets = [Target(name=f.host, facts=f) for f in facts]
+    plugin = run_checks(DoctorContext(targets=targets, only=("network",), **context))
+    return ({name: {r.id: r for r in rows} for name, rows in plugin.results.items()},
+            {r.id: r for r in plugin.fleet_results})
+
+
+def test_a_healthy_fleet_passes() -> None:
+    hosts, fleet = run(host(1), host(2))
+    assert {r.status for rows in hosts.values() for r in rows.values()} <= {"pass", "skip"}
+    assert {r.status for r in fleet.values()} <= {"pass", "skip"}
+    assert fleet["network.unique-addresses"].status == "pass"
+
+
+def test_each_port_fault() -> None:
+    hosts, _ = run(host(1, **{"1": {"link": "DOWN"}}),
+                   host(2, **{"0": {"link_down_count": 7}}),
+                   host(3, **{"1": {"health": "Fault"}}),
+                   host(4, **{"0": {"address": None, "ip_error": "no ip was preset"}}))
+    assert hosts["sim1"]["network.links"].message.endswith("device 1: link DOWN")
+    assert "device 0: went down 7 times (flapping)" in hosts["sim2"]["network.links"].message
+    assert "device 1: Fault" in hosts["sim3"]["network.health"].message
+    assert hosts["sim4"]["network.addresses"].status == "fail"
+    assert "device 0 has no address (no ip was preset)" in \
+        hosts["sim4"]["network.addresses"].message
+    assert hosts["sim4"]["network.addresses"].fix is not None
+    assert hosts["sim4"]["network.addresses"].fix.id == "network-ip"
+
+
+def test_a_single_host_without_a_plan_only_warns_about_addresses() -> None:
+    hosts, _ = run(host(1, **{"0": {"address": None}}))
+    assert hosts["sim1"]["network.addresses"].status == "warn"
+
+
+def test_an_unknown_health_word_and_unread_output_never_pass() -> None:
+    odd = host(1, **{"0": {"health": "Splendid"},
+                     "1": {"unparsed": {"hccn_tool -i 1 -link -g": "link: maybe"}}})
+    hosts, _ = run(odd)
+    assert hosts["sim1"]["network.health"].status == "warn"
+    assert hosts["sim1"]["network.links"].status == "warn"
+
+
+def test_the_file_and_the_live_ports_must_agree() -> None:
+    facts = host(1)
+    assert facts.network.hccn_conf is not None
+    facts.network.hccn_conf.devices[1]["address"] = "10.20.1.99"
+    hosts, _ = run(facts)
+    assert "device 1 address: file 10.20.1.99, live 10.20.1.11" in \
+        hosts["sim1"]["network.conf-matches"].message
+
+
+def test_fleet_faults_name_hosts_and_devices() -> None:
+    _, fleet = run(host(1), host(2, **{"1": {"address": "10.20.1.11"}}),
+                   host(3, **{"0": {"address": "10.21.0.13"}}))
+    assert fleet["network.unique-addresses"].involved == ["sim1 device 1", "sim2 device 1"]
+    assert fleet["network.subnets"].involved == ["sim3 device 0"]
+
+
+def test_hccl_settings_equal_and_if_ip_on_its_host() -> None:
+    _, fleet = run(host(1, env={"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_IF_IP": "192.168.0.1"}),
+                   host(2, env={"HCCL_CONNECT_TIMEOUT": "600", "HCCL_IF_IP": "192.168.0.9"}))
+    assert fleet["network.hccl-env"].message.endswith(
+        "HCCL_CONNECT_TIMEOUT: sim1=1200, sim2=600")
+    assert fleet["network.hccl-if-ip"].involved == ["sim2"]
+
+
+def test_the_spec_plan_and_its_hccl_values() -> None:
+    spec = build_spec({"extends": "910b", "name": "t", "hardware": {"chip": "910b", "devices": 2},
+                       "network": {"subnets": ["10.20.0.0/24", "10.20.1.0/24"],
+                                   "first_host": 11},
+                       "hccl": {"connect_timeout": 1200}}, "test")
+    hosts, fleet = run(host(1), host(2, **{"1": {"gateway": "10.20.1.254"}}), spec=spec)
+    assert hosts["sim1"]["network.plan"].status == "pass"
+    assert "device 1 gateway: 10.20.1.254, plan 10.20.1.1" in \
+        hosts["sim2"]["network.plan"].message
+    assert "sim1: HCCL_CONNECT_TIMEOUT=(unset), spec 1200" in \
+        fleet["network.hccl-env"].message
