@@ -18,8 +18,10 @@ from ascend_env.facts.model import (
 from ascend_env.spec.envspec import build_spec
 
 
-def host(k: int, devices: int = 2, **changes: Any) -> Facts:
+def host(k: int, changes: dict[str, dict[str, Any]] | None = None,
+         env: dict[str, str] | None = None, devices: int = 2) -> Facts:
     """Host k by the book (10.20.<d>.<10+k>), with `changes` as {device: {field: value}}."""
+    changes = changes or {}
     ports, conf = {}, {}
     for d in range(devices):
         port = DeviceNetwork(device=d, address=f"10.20.{d}.{10 + k}", netmask="255.255.255.0",
@@ -30,7 +32,7 @@ def host(k: int, devices: int = 2, **changes: Any) -> Facts:
         for key, value in changes.get(str(d), {}).items():
             setattr(port, key, value)
         ports[d] = port
-    env = changes.get("env", {})
+    env = env or {}
     return Facts(host=f"sim{k}", chip="910b",
                  driver=DriverFacts(install_path="/usr/local/Ascend", complete=True),
                  env=EnvFacts(vars=env, login_vars=env),
@@ -59,10 +61,10 @@ def test_a_healthy_fleet_passes() -> None:
 
 
 def test_each_port_fault() -> None:
-    hosts, _ = run(host(1, **{"1": {"link": "DOWN"}}),
-                   host(2, **{"0": {"link_down_count": 7}}),
-                   host(3, **{"1": {"health": "Fault"}}),
-                   host(4, **{"0": {"address": None, "ip_error": "no ip was preset"}}))
+    hosts, _ = run(host(1, {"1": {"link": "DOWN"}}),
+                   host(2, {"0": {"link_down_count": 7}}),
+                   host(3, {"1": {"health": "Fault"}}),
+                   host(4, {"0": {"address": None, "ip_error": "no ip was preset"}}))
     assert hosts["sim1"]["network.links"].message.endswith("device 1: link DOWN")
     assert "device 0: went down 7 times (flapping)" in hosts["sim2"]["network.links"].message
     assert "device 1: Fault" in hosts["sim3"]["network.health"].message
@@ -74,12 +76,12 @@ def test_each_port_fault() -> None:
 
 
 def test_a_single_host_without_a_plan_only_warns_about_addresses() -> None:
-    hosts, _ = run(host(1, **{"0": {"address": None}}))
+    hosts, _ = run(host(1, {"0": {"address": None}}))
     assert hosts["sim1"]["network.addresses"].status == "warn"
 
 
 def test_an_unknown_health_word_and_unread_output_never_pass() -> None:
-    odd = host(1, **{"0": {"health": "Splendid"},
+    odd = host(1, {"0": {"health": "Splendid"},
                      "1": {"unparsed": {"hccn_tool -i 1 -link -g": "link: maybe"}}})
     hosts, _ = run(odd)
     assert hosts["sim1"]["network.health"].status == "warn"
@@ -96,8 +98,8 @@ def test_the_file_and_the_live_ports_must_agree() -> None:
 
 
 def test_fleet_faults_name_hosts_and_devices() -> None:
-    _, fleet = run(host(1), host(2, **{"1": {"address": "10.20.1.11"}}),
-                   host(3, **{"0": {"address": "10.21.0.13"}}))
+    _, fleet = run(host(1), host(2, {"1": {"address": "10.20.1.11"}}),
+                   host(3, {"0": {"address": "10.21.0.13"}}))
     assert fleet["network.unique-addresses"].involved == ["sim1 device 1", "sim2 device 1"]
     assert fleet["network.subnets"].involved == ["sim3 device 0"]
 
@@ -115,7 +117,7 @@ def test_the_spec_plan_and_its_hccl_values() -> None:
                        "network": {"subnets": ["10.20.0.0/24", "10.20.1.0/24"],
                                    "first_host": 11},
                        "hccl": {"connect_timeout": 1200}}, "test")
-    hosts, fleet = run(host(1), host(2, **{"1": {"gateway": "10.20.1.254"}}), spec=spec)
+    hosts, fleet = run(host(1), host(2, {"1": {"gateway": "10.20.1.254"}}), spec=spec)
     assert hosts["sim1"]["network.plan"].status == "pass"
     assert "device 1 gateway: 10.20.1.254, plan 10.20.1.1" in \
         hosts["sim2"]["network.plan"].message
