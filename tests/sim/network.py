@@ -19,11 +19,11 @@ from typing import Any
 
 from tests.sim import hardware
 from tests.sim.layout import SimError
+from tests.sim.target import hccn_tool
 
 FABRIC_REL = Path("var/lib/ascend-sim/fabric")
 FABRIC_SCHEMA = "ascend-env-sim/fabric/v1"
 HCCN_CONF_REL = Path("etc/hccn.conf")
-CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 FIRST_HOST = 11  # host k's address ends in 10 + k, like its 127.0.0.<10 + k> ssh address
 
 
@@ -72,16 +72,8 @@ def write_ports(fabric: Path, data: dict[str, Any]) -> None:
 
 
 def render_hccn_conf(data: dict[str, Any]) -> str:
-    """/etc/hccn.conf for these ports, in the `<key>_<device>=<value>` form hccn_tool writes."""
-    lines = []
-    for dev in sorted(data["devices"], key=int):
-        port = data["devices"][dev]
-        for key in CONF_KEYS:
-            value = port.get(key) if key != "send_arp_status" else (
-                "1" if port.get("address") else None)
-            if value:
-                lines.append(f"{key}_{dev}={value}")
-    return "".join(line + "\n" for line in lines)
+    """/etc/hccn.conf for these ports, as the fake hccn_tool itself writes it."""
+    return hccn_tool.conf_text(data)
 
 
 def write_hccn_conf(root: Path, data: dict[str, Any]) -> None:

@@ -94,7 +94,7 @@ def port(data: dict[str, Any], device: int) -> dict[str, Any]:
     return found
 
 
-def write_conf(data: dict[str, Any]) -> None:
+def conf_text(data: dict[str, Any]) -> str:
     """/etc/hccn.conf as the real tool keeps it: `<key>_<device>=<value>` lines."""
     lines = []
     for dev in sorted(data["devices"], key=int):
@@ -104,9 +104,13 @@ def write_conf(data: dict[str, Any]) -> None:
                 "1" if p.get("address") else None)
             if value:
                 lines.append(f"{key}_{dev}={value}")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_conf(data: dict[str, Any]) -> None:
     tmp = HCCN_CONF + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write("".join(line + "\n" for line in lines))
+        fh.write(conf_text(data))
     os.replace(tmp, HCCN_CONF)
 
 
