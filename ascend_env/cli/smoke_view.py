@@ -98,4 +98,7 @@ def render_collective(document: dict[str, Any], *, as_json: bool) -> int:
                        f"{row['busbw_gbps']:9.3f} GB/s  {'correct' if row['correct'] else 'WRONG'}")
     for problem in document["problems"]:
         typer.echo(f"  FAIL  {problem}")
+    if document.get("failing_hosts"):
+        typer.echo(f"  at fault: {', '.join(document['failing_hosts'])} (first failure: "
+                   f"{document['first_failure']})")
     return collective_exit(document)

@@ -130,9 +130,10 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.E
     first = args.node_rank * nprocs
     ranks = [collect(worker, first + local) for local, worker in enumerate(workers)]
     # Across hosts each coordinator sees its own ranks; the fleet merges every host's
-    # per-rank results, so they are kept.
+    # per-rank results, so they are kept, and when each rank ended: the rank that failed
+    # first names the host at fault, the others only waited for it.
     keys = ("rank", "device", "pid", "status", "reason") + (
-        ("results",) if args.nnodes > 1 else ())
+        ("results", "duration_s") if args.nnodes > 1 else ())
     doc["ranks"] = [{key: r.get(key) for key in keys
                      + (("log_tail",) if r.get("status") != "ok" else ())}
                     for r in ranks]

@@ -5,8 +5,10 @@ workload (remote/hccl_workload.py) to every host and starts each host's coordina
 first host as rendezvous; each coordinator starts one worker per device. Every rank's
 per-size results come back; here they are merged: correct on every rank, the slowest rank's
 time, algbw = bytes / time and busbw = algbw x 2(n-1)/n over the whole world (nccl-tests'
-convention). `--pairwise` runs every host pair on its own, disjoint pairs at once (round
-robin), and names the slowest pair and every pair that fails.
+convention). A host that fails does not hang the run: every coordinator and worker is bounded
+by --timeout, and the host whose rank failed first is named (`failing_hosts`). `--pairwise`
+runs every host pair on its own, disjoint pairs at once (round robin), and names the slowest
+pair and every pair that fails.
 """
 
 from __future__ import annotations
@@ -116,12 +118,40 @@ def merge_hosts(documents: list[dict[str, Any]], world: int, floor: float | None
         problems.append(f"busbw {largest['busbw_gbps']:.3f} GB/s at {largest['bytes']} bytes, "
                         f"below the spec's floor {floor:g} GB/s")
     backend = next((d.get("backend") for d in documents if d.get("backend")), None)
+    failing, first = at_fault(documents)
     return {"schema": SCHEMA, "hosts": [d["host"] for d in documents], "master": master,
             "world_size": world, "backend": backend, "results": results,
             "busbw_floor_gbps": floor,
             "status": "failed" if problems else "ok", "problems": problems,
+            "failing_hosts": failing, "first_failure": first,
             "per_host": {d["host"]: {"status": d.get("status"), "reason": d.get("reason")}
                          for d in documents}}
+
+
+def at_fault(documents: list[dict[str, Any]]) -> tuple[list[str], str | None]:
+    """The hosts to blame for a failed run, and the first failure seen.
+
+    One host that fails leaves every other rank waiting in the rendezvous or a collective
+    until the time limit, so every host reports a failure. Blamed are the hosts that could
+    not run their part at all; else the host of the rank that failed first for a reason of
+    its own (not the time limit); else, when every rank only reached the time limit, every
+    host that failed (nothing tells them apart)."""
+    broken = [d["host"] for d in documents if d.get("status") in ("error", "unavailable")]
+    if broken:
+        return broken, next(f"{d['host']}: {d.get('reason')}" for d in documents
+                            if d["host"] == broken[0])
+    failed = [dict(r, host=d["host"]) for d in documents for r in d.get("ranks") or []
+              if r.get("status") != "ok"]
+    own = sorted((r for r in failed if r.get("status") != "timeout"),
+                 key=lambda r: float(r.get("duration_s") or 1e12))
+    if own:
+        first = own[0]
+        after = f" after {first['duration_s']:g} s" if first.get("duration_s") else ""
+        return [first["host"]], (f"{first['host']} rank {first.get('rank')}{after}: "
+                                 f"{first.get('reason') or first.get('status')}")
+    hosts = [d["host"] for d in documents if d.get("status") != "ok"]
+    return hosts, (f"{failed[0]['host']} rank {failed[0].get('rank')}: "
+                   f"{failed[0].get('reason')}" if failed else None)
 
 
 def round_robin(count: int) -> list[list[tuple[int, int]]]:
