@@ -28,7 +28,8 @@ from ascend_env.core.inputs import (
 )
 from ascend_env.core.resources import data_names, data_text
 from ascend_env.spec.matrix import Arch, ChipName, VendorVersion, load_chips
-from ascend_env.spec.network_spec import Hccl, Network
+from ascend_env.spec.network_plan import PlanError, check_fit
+from ascend_env.spec.network_spec import EXEC_TIMEOUT_RANGE, Hccl, KeyedValueError, Network
 from ascend_env.spec.section import Section
 
 CannPackage = Literal["toolkit", "ops", "kernels", "nnal", "nnae", "nnrt"]
@@ -210,25 +211,21 @@ class EnvSpec(_Section):
     hccl: Hccl = Field(default_factory=Hccl)
 
     @model_validator(mode="after")
-    def _plan_fits(self) -> EnvSpec:
-        """A `network` plan covers every device of a host (the spec's count, else the chip's)."""
-        if self.network is None:
-            return self
+    def _cluster_fits(self) -> EnvSpec:
+        """The `network` plan covers every device of a host (the spec's count, else the
+        chip's), and `hccl.exec_timeout` is in the chip's range."""
         chip = load_chips().get(self.hardware.chip)
         devices = self.hardware.devices or (chip.devices.default if chip else None)
-        if devices is None:
-            return self
-        if self.network.subnets and len(self.network.subnets) < devices:
-            raise ValueError(f"network.subnets: {len(self.network.subnets)} subnets for "
-                             f"{devices} devices per host (one per device index)")
-        for host, addresses in self.network.hosts.items():
-            if len(addresses) != devices:
-                raise ValueError(f"network.hosts.{host}: {len(addresses)} addresses for "
-                                 f"{devices} devices")
-        for name in ("gateway", "netdetect"):
-            values = getattr(self.network, name)
-            if isinstance(values, list) and len(values) < devices:
-                raise ValueError(f"network.{name}: {len(values)} values for {devices} devices")
+        if self.network is not None and devices is not None:
+            try:
+                check_fit(self.network, devices)
+            except PlanError as error:
+                raise KeyedValueError(error.key, error.detail) from None
+        low, high = EXEC_TIMEOUT_RANGE[self.hardware.chip]
+        timeout = self.hccl.exec_timeout
+        if timeout is not None and not low <= timeout <= high:
+            raise KeyedValueError("hccl.exec_timeout", f"out of range for chip "
+                                  f"{self.hardware.chip}: {low}..{high} s", timeout)
         return self
 
     def digest(self) -> str:
@@ -303,6 +300,12 @@ def _problems_from(error: ValidationError) -> list[Problem]:
     problems = []
     for item in error.errors():
         path = ".".join(str(part) for part in item["loc"])
+        value = item.get("input") if item["type"] != "missing" else None
+        keyed = item.get("ctx", {}).get("error")
+        if isinstance(keyed, KeyedValueError):
+            # A model-wide check that knows its key: point there, not at the whole model.
+            path = ".".join(part for part in (path, keyed.key) if part)
+            value = keyed.value
         if item["type"] == "extra_forbidden":
             message = "unknown key (a typo? unknown keys are errors, not ignored)"
         elif item["type"] == "missing":
@@ -312,8 +315,7 @@ def _problems_from(error: ValidationError) -> list[Problem]:
         else:
             message = item["msg"]
         expected = item.get("ctx", {}).get("expected")
-        problems.append(Problem(path=path, value=item.get("input") if item["type"] != "missing"
-                                else None, message=message,
+        problems.append(Problem(path=path, value=value, message=message,
                                 alternatives=[expected] if expected else []))
     return problems
 
