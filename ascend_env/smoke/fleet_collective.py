@@ -162,7 +162,8 @@ def round_robin(count: int) -> list[list[tuple[int, int]]]:
         half = len(order) // 2
         pairs = [(a, b) for a, b in zip(order[:half], reversed(order[half:]), strict=True)
                  if a is not None and b is not None]
-        rounds.append([(min(a, b), max(a, b)) for a, b in pairs])
+        if pairs:  # one host alone plays no round
+            rounds.append([(min(a, b), max(a, b)) for a, b in pairs])
         order = [order[0], order[-1], *order[1:-1]]
     return rounds
 
