@@ -204,7 +204,7 @@ def test_plan(network: NetworkFacts, with_spec: EnvSpec, context: DoctorContext,
     """network.plan: every NPU port has the address the spec's network plan gives it."""
     if with_spec.network is None:
         pytest.skip("the spec has no network plan")
-    names = [t.name for t in context.targets]
+    names = context.plan_hosts or [t.name for t in context.targets]
     plan = plan_for(with_spec.network, names, max(network.devices, default=-1) + 1)[target.name]
     differ = []
     for device, port in sorted(network.devices.items()):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.core.errors import AscendEnvError
+from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.report import FixRef, FixRun, FleetReport, Report
 from ascend_env.doctor.run import (
     DoctorOptions,
@@ -19,6 +20,7 @@ from ascend_env.doctor.run import (
     captured_targets,
     evaluate_fleet,
     now_iso,
+    plan_order,
 )
 from ascend_env.doctor.threads import plan_threads
 from ascend_env.facts.assemble import facts_from_capture
@@ -29,20 +31,38 @@ from ascend_env.spec.network_plan import plan_for
 
 FIX_IDS = ("ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
            "selinux-context", "network-ip")
+NETWORK_IP = "network-ip"
 # checks/test_python.py's list; the fix installs what the check found missing.
 _PYTHON_DEPS_CHECK = "python.cann-deps"
 
 
 def network_ports(spec: EnvSpec | None, names: list[str], name: str,
                   facts: Facts) -> list[dict[str, Any]]:
-    """The spec's planned settings of each NPU port of host `name` (fleet order: `names`);
-    empty without a plan, which the network-ip fix then cannot apply."""
+    """The spec's planned settings of each NPU port of host `name`, the hosts numbered in the
+    plan's order `names` (run.plan_order: the whole inventory); empty without a plan or
+    without ports seen on the host, where the network-ip fix has nothing it could set."""
     if spec is None or spec.network is None or not facts.network.devices:
         return []
     plan = plan_for(spec.network, names, max(facts.network.devices) + 1)[name]
     return [{"device": device, "address": port.address, "netmask": port.netmask,
              "gateway": port.gateway, "netdetect": port.netdetect}
             for device, port in sorted(plan.items()) if device in facts.network.devices]
+
+
+def network_refusal(spec: EnvSpec | None, facts: Facts) -> str | None:
+    """Why network-ip cannot run on a host (None: it can): the addresses come from the
+    spec's plan and the ports from hccn_tool's answers; a fix that guessed either would set
+    addresses the rank table and the other hosts do not expect."""
+    if spec is None:
+        return ("not applied: no spec, so no address plan; give --spec with a `network` "
+                "section (per device index a subnet, or addresses per host)")
+    if spec.network is None:
+        return (f"not applied: spec {spec.name} has no `network` section, so no address "
+                "plan; add one (per device index a subnet, or addresses per host)")
+    if not facts.network.devices:
+        return ("not applied: hccn_tool answered for no NPU port on this host (see "
+                "network.hccn-tool); there is no port to set")
+    return None
 
 
 def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
@@ -91,8 +111,18 @@ def fixable(report: Report, *, network_plan: bool = True) -> list[str]:
     wanted = {c.fix.id for c in report.checks
               if c.status in ("fail", "warn") and c.fix is not None and c.fix.id}
     if not network_plan:
-        wanted.discard("network-ip")
+        wanted.discard(NETWORK_IP)
     return [f for f in FIX_IDS if f in wanted]
+
+
+def _refused(name: str, reason: str, run: FixRun | None, *, log: Path | None,
+             dry_run: bool) -> FixRun:
+    """The host's fix run with the refused network-ip in `failed`, so the report says why."""
+    note = f"{NETWORK_IP}: {reason}"
+    if run is None:
+        return FixRun(mode="dry-run" if dry_run else "apply", ids=[], status="not run",
+                      failed=[note], log=str(log) if log else "")
+    return run.model_copy(update={"failed": [*run.failed, note]})
 
 
 def _fix_run(name: str, ids: list[str], events: list[dict[str, Any]], status: str, *,
@@ -105,25 +135,55 @@ def _fix_run(name: str, ids: list[str], events: list[dict[str, Any]], status: st
                   changed=list(dict.fromkeys(changed)), failed=failed, log=str(log))
 
 
+def _not_applied(report: Report) -> None:
+    """Mark the checks whose fix is the refused network-ip: their fix was not applied."""
+    for check in report.checks:
+        if check.fix is not None and check.fix.id == NETWORK_IP and check.status != "pass":
+            check.fix = check.fix.model_copy(update={"applied": False})
+
+
+def _plan_fixes(captured: list[Captured], reports: list[Report], options: DoctorOptions
+                ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, dict[str, Any]]]:
+    """Per host: the fix ids to run, why network-ip cannot run there (if it cannot), and the
+    extra vars of fix.yml."""
+    plans: dict[str, list[str]] = {}
+    refused: dict[str, str] = {}
+    variables: dict[str, dict[str, Any]] = {}
+    planned = options.spec is not None and options.spec.network is not None
+    names = plan_order(options, captured) if planned else []
+    for item, report in zip(captured, reports, strict=True):
+        if item.capture is None:
+            continue
+        ids = fixable(report)
+        facts = facts_from_capture(item.capture)
+        ports: list[dict[str, Any]] = []
+        if NETWORK_IP in ids:
+            reason = network_refusal(options.spec, facts)
+            if reason is None:
+                ports = network_ports(options.spec, names, item.name, facts)
+            else:
+                refused[item.name] = reason
+                ids.remove(NETWORK_IP)
+        if ids:
+            plans[item.name] = ids
+            variables[item.name] = host_vars(facts, options.spec, options.run_users, report,
+                                             ports)
+    return plans, refused, variables
+
+
 def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
                log_dir: Path | None = None) -> Report | FleetReport:
     """Check, apply the fixes of failing checks (or show them), check the fixed hosts again."""
     started, clock = now_iso(), time.monotonic()
     captured = captured_targets(options)
     reports, fleet_checks = evaluate_fleet(captured, options)
-    plans: dict[str, list[str]] = {}
-    variables: dict[str, dict[str, Any]] = {}
-    names = [item.name for item in captured]
-    planned = options.spec is not None and options.spec.network is not None
-    for item, report in zip(captured, reports, strict=True):
-        ids = fixable(report, network_plan=planned)
-        if item.capture is None or not ids:
-            continue
-        plans[item.name] = ids
-        facts = facts_from_capture(item.capture)
-        variables[item.name] = host_vars(facts, options.spec, options.run_users, report,
-                                         network_ports(options.spec, names, item.name, facts))
+    plans, refused, variables = _plan_fixes(captured, reports, options)
     if not plans:
+        for report in reports:
+            if report.host in refused:
+                report.fixes = _refused(report.host, refused[report.host], None, log=None,
+                                        dry_run=dry_run)
+                _not_applied(report)
         return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
     tags = [f for f in FIX_IDS if any(f in ids for ids in plans.values())]
     local = options.inventory is None and options.target is None
@@ -150,6 +210,9 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
         reports = [fresh.get(r.host, r) if r.host in plans else r for r in reports]
     for report in reports:
         run = runs.get(report.host)
+        if report.host in refused:
+            run = _refused(report.host, refused[report.host], run, log=log, dry_run=dry_run)
+            _not_applied(report)
         if run is None:
             continue
         report.fixes = run

@@ -147,6 +147,17 @@ def captured_targets(options: DoctorOptions,
     return captured
 
 
+def plan_order(options: DoctorOptions, captured: list[Captured]) -> list[str]:
+    """The hosts a spec's network plan numbers (host k gets address k of each subnet): the
+    whole inventory in its order, whatever --limit picked, so that a host's planned address
+    never depends on which hosts one run looked at; else the targets named."""
+    if options.inventory is not None and options.limit:
+        from ascend_env.doctor.inventory import read_inventory  # noqa: PLC0415 - fleets only
+
+        return list(read_inventory(options.inventory, None))
+    return [item.name for item in captured]
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
@@ -185,6 +196,8 @@ def evaluate_fleet(captured: list[Captured], options: DoctorOptions
         plugin = run_checks(DoctorContext(
             targets=targets, spec=options.spec, level=options.level, only=options.only,
             run_users=options.run_users, ranktable=options.ranktable,
+            plan_hosts=plan_order(options, captured)
+            if options.spec is not None and options.spec.network is not None else [],
             addresses={item.name: str(item.extra["address"]) for item in captured
                        if item.extra.get("address")}))
         for name, results in plugin.results.items():

@@ -74,6 +74,9 @@ class DoctorContext:
     # ids); empty for saved captures.
     addresses: dict[str, str] = field(default_factory=dict)
     ranktable: Path | None = None  # `doctor --ranktable F`: checked against the fleet
+    # The host order a spec's network plan numbers (run.plan_order: the whole inventory, a
+    # --limit notwithstanding); empty: the targets' order.
+    plan_hosts: list[str] = field(default_factory=list)
 
     @cached_property
     def matrix(self) -> Matrix:
