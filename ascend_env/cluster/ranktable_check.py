@@ -53,14 +53,9 @@ def _match(table: RankTable, fleet: Fleet,
     for index, server in enumerate(table.servers):
         name = (by_address.get(server.server_id) or by_address.get(server.host_ip or "")
                 or by_nic.get(server.server_id) or by_nic.get(server.host_ip or ""))
-        if name is None and server.server_id in fleet:
+        by_name = name is None and server.server_id in fleet
+        if by_name:
             name = server.server_id
-            address = fleet[name][0]
-            if address and server.host_ip is None:
-                # MindSpore and HCCL's 1.0 guides: server_id is the host's IP address.
-                problems.append(RankProblem(
-                    message=f"server_id {server.server_id} is not an address: {name} is "
-                            f"reached at {address}", host=name))
         if name is None:
             continue
         if name in first:
@@ -73,8 +68,12 @@ def _match(table: RankTable, fleet: Fleet,
         first[name] = index
         matched[index] = name
         address = fleet[name][0]
+        if by_name and address and server.host_ip is None:
+            # MindSpore's tools and the 1.0 guides: server_id is the host's IP address.
+            problems.append(RankProblem(message=f"server_id {server.server_id} is not an "
+                                        f"address: {name} is reached at {address}", host=name))
         if server.host_ip and address and server.host_ip != address and \
-                server.server_id == address:
+                server.host_ip not in _own_addresses(fleet[name][1]):
             problems.append(RankProblem(message=f"{name}: host_ip {server.host_ip}, the host "
                                         f"is reached at {address}", host=name))
     absent = [name for name in fleet if name not in matched.values()]
