@@ -46,7 +46,9 @@ def ranktable(
     if as_json:
         typer.echo(json.dumps({"schema": RANKTABLE_SCHEMA, "output": str(output),
                                "version": table["version"], "servers": len(table["server_list"]),
-                               "ranks": ranks, "notes": notes}, indent=2))
+                               "ranks": ranks,
+                               "server_ids": [s["server_id"] for s in table["server_list"]],
+                               "notes": notes}, indent=2))
         return
     typer.echo(f"wrote {output}: version {table['version']}, "
                f"{len(table['server_list'])} server(s), {ranks} rank(s)")

@@ -5,7 +5,12 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from ascend_env.cluster.ranktable import RanktableError, build_ranktable, host_devices
+from ascend_env.cluster.ranktable import (
+    HostDevices,
+    RanktableError,
+    build_ranktable,
+    host_devices,
+)
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.run import DoctorOptions, captured_targets
@@ -29,6 +34,13 @@ def _nic_address(facts: Facts) -> str | None:
 def _server_id(item: Captured, facts: Facts, notes: list[str]) -> str:
     address = item.extra.get("address")
     if isinstance(address, str) and address:
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            # HCCL takes any unique label, but MindSpore's tools and the 1.0 guides give the
+            # host's IP, and `doctor --ranktable` compares server ids with addresses.
+            notes.append(f"{item.name}: server_id {address} is a name, not an address "
+                         "(give the host ansible_host=<its IP> in the inventory)")
         return address
     found = _nic_address(facts)
     if found is None:
@@ -36,6 +48,30 @@ def _server_id(item: Captured, facts: Facts, notes: list[str]) -> str:
                              "to use as its server_id; run with --inventory")
     notes.append(f"{item.name}: server_id {found}, its first interface address in the capture")
     return found
+
+
+def _against_plan(options: DoctorOptions, hosts: list[HostDevices]) -> list[str]:
+    """Notes where a live address differs from the spec's network plan. The table holds the
+    live ones (HCCL links to those); the plan is only a cross-check here."""
+    spec = options.spec
+    if spec is None or spec.network is None:
+        return []
+    from ascend_env.spec.network_plan import PlanError, device_address  # noqa: PLC0415
+
+    notes = []
+    for index, host in enumerate(hosts, start=1):
+        for device, address in host.devices:
+            try:
+                planned = device_address(spec, index, host.name, device).address
+            except PlanError as exc:
+                notes.append(f"{host.name} device {device}: not compared with the spec's plan "
+                             f"({exc})")
+                continue
+            if address != planned:
+                notes.append(f"{host.name} device {device} has {address}, the spec's network "
+                             f"plan says {planned} (the table holds the live address; doctor "
+                             "--fix network-ip sets the plan's)")
+    return notes
 
 
 def table_of_fleet(options: DoctorOptions) -> tuple[dict[str, Any], list[str]]:
@@ -82,4 +118,5 @@ def table_of_fleet(options: DoctorOptions) -> tuple[dict[str, Any], list[str]]:
     if chip == "910_93":
         notes.append("A3 layout 1.2 without super_device_id and super_pod_list: the capture "
                      "does not read npu-smi's SDID yet; SuperPoD jobs need them added")
+    notes += _against_plan(options, hosts)
     return build_ranktable(hosts, chip), notes
