@@ -20,12 +20,13 @@ NOT_PRESET = (Path(__file__).parents[1] / "data" / "hccn_ip" / "not-preset.txt")
 
 
 def capture(host: int, devices: int = 2, lost: int | None = None,
-            nic: str | None = None) -> Capture:
-    """Host k of a fleet: device i at 10.20.i.(10+k), the host at 192.0.2.k (or `nic`)."""
+            nic: str | None = None, moved: dict[int, str] | None = None) -> Capture:
+    """Host k of a fleet: device i at 10.20.i.(10+k) (or `moved[i]`), the host at 192.0.2.k
+    (or `nic`)."""
     commands = {}
     for d in range(devices):
-        text = NOT_PRESET if d == lost else \
-            f"ipaddr:10.20.{d}.{10 + host}\nnetmask:255.255.255.0\n"
+        address = (moved or {}).get(d, f"10.20.{d}.{10 + host}")
+        text = NOT_PRESET if d == lost else f"ipaddr:{address}\nnetmask:255.255.255.0\n"
         commands[probe.HCCN_IP.format(dev=d)] = CommandResult(
             argv=["hccn_tool", "-i", str(d), "-ip", "-g"], rc=1 if d == lost else 0,
             stdout=text)
@@ -106,6 +107,22 @@ def test_the_spec_device_count_is_held_to(tmp_path: Path) -> None:
                     "-o", str(tmp_path / "hccl.json"))
     assert result.code == 1
     assert "node1 has 2 NPU ports, the spec's hardware.devices says 8" in result.err
+
+
+def test_live_addresses_are_cross_checked_with_the_plan(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("extends: 910b\nname: two-ports\nhardware:\n  devices: 2\nnetwork:\n"
+                    "  subnets: [10.20.0.0/24, 10.20.1.0/24]\n  first_host: 11\n")
+    paths = saved(tmp_path, capture(1), capture(2, moved={1: "10.20.1.99"}))
+    out = tmp_path / "hccl.json"
+    result = invoke("ranktable", *from_args(paths), "--spec", str(spec), "-o", str(out),
+                    "--json")
+    assert result.code == 0, result.err
+    notes = json.loads(result.out)["notes"]
+    assert "node2 device 1 has 10.20.1.99, the spec's network plan says 10.20.1.12 (the " \
+           "table holds the live address; doctor --fix network-ip sets the plan's)" in notes
+    assert not any("node1 device" in n for n in notes)
+    assert load_ranktable(out).servers[1].devices[1].device_ip == "10.20.1.99"
 
 
 def test_a_host_without_ports_is_refused(tmp_path: Path) -> None:
