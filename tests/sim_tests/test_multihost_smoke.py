@@ -2,12 +2,12 @@
 
 Torch comes from one cached layer bind-mounted read-only into every host
 (tests/sim/torch_layer.py); each host runs its own coordinator and workers, bound to its own
-127.0.0.N address. Hosts that cannot reach each other are made with iptables: sim3's address
-takes no inbound connection but ssh. (A rule for one pair of addresses cannot be had here:
-the simulated hosts share this machine's network stack, so their outgoing connections all
-leave from 127.0.0.1.) sim3 can still connect out, so a pair runs where sim3 only dials its
-peer, and fails where the peer must reach sim3: the pair sim3 <-> sim4, whose rendezvous is
-on sim3 (pairs run lower host first).
+127.0.0.N address. Two hosts that cannot reach each other: the simulated hosts share this
+machine's network stack (their connections all leave from 127.0.0.1), so a rule on addresses
+alone cannot tell them apart. Their processes can be: sim3's and sim4's sshd, with every
+session and command under them, are moved into cgroups of their own, and iptables refuses
+TCP from sim3's cgroup to sim4's address and from sim4's to sim3's (`-m cgroup --path`).
+Every other pair, and each host with itself, still connects.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,26 +62,72 @@ def test_the_all_reduce_across_hosts_is_correct_and_reports_busbw(
         assert row["busbw_gbps"] == pytest.approx(row["algbw_gbps"] * 2 * (n - 1) / n)
 
 
+CGROUP2 = Path("/sys/fs/cgroup/unified")
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and every process below it (sshd, its sessions, what they run)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        found.append(todo.pop())
+        todo.extend(children.get(found[-1], []))
+    return found
+
+
+def move(pids: list[int], group: Path) -> None:
+    for pid in pids:
+        try:
+            (group / "cgroup.procs").write_text(f"{pid}\n")
+        except ProcessLookupError:
+            continue  # ended meanwhile
+
+
 @pytest.fixture
-def cut(four: SimFleet) -> Iterator[str]:
-    """sim3 is reached by ssh, by nothing else (its collective's ports are dropped)."""
-    rule = ["-d", four.fleet.host("sim3").address, "-p", "tcp", "!", "--dport",
-            str(four.fleet.host("sim3").port), "-j", "DROP"]
-    subprocess.run(["iptables", "-I", "INPUT", *rule], check=True)
+def cut(four: SimFleet) -> Iterator[tuple[str, str]]:
+    """sim3 and sim4 cannot open TCP connections to each other; the rest of the fleet can."""
+    if not (CGROUP2 / "cgroup.procs").exists():
+        pytest.skip(f"no cgroup v2 hierarchy at {CGROUP2} for iptables' cgroup match")
+    a, b = four.fleet.host("sim3"), four.fleet.host("sim4")
+    groups = {h.name: CGROUP2 / f"ascend-smoke-cut-{four.fleet.name}-{h.name}" for h in (a, b)}
+    rules = [["OUTPUT", "-m", "cgroup", "--path", groups[src.name].name, "-d", dst.address,
+              "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"]
+             for src, dst in ((a, b), (b, a))]
+    added: list[list[str]] = []
     try:
-        yield "sim3"
+        for h in (a, b):
+            groups[h.name].mkdir(exist_ok=True)
+            assert h.pid > 0, f"{h.name}: no sshd pid recorded"
+            move(tree(h.pid), groups[h.name])
+        for rule in rules:
+            done = subprocess.run(["iptables", "-I", *rule], capture_output=True, text=True,
+                                  check=False)
+            if done.returncode != 0:
+                pytest.skip(f"iptables has no cgroup match here: {done.stderr.strip()}")
+            added.append(rule)
+        yield "sim3", "sim4"
     finally:
-        subprocess.run(["iptables", "-D", "INPUT", *rule], check=False)
+        for rule in added:
+            subprocess.run(["iptables", "-D", *rule], check=False)
+        for group in groups.values():
+            if group.exists():
+                move([int(p) for p in (group / "cgroup.procs").read_text().split()], CGROUP2)
+                group.rmdir()
 
 
 def test_pairwise_names_the_pair_that_cannot_reach_each_other(
-        four: SimFleet, cut: str) -> None:
-    del cut
-    code, document = smoke(four, "--pairwise", "--timeout", "30")
+        four: SimFleet, cut: tuple[str, str]) -> None:
+    code, document = smoke(four, "--pairwise", "--timeout", "90")
     assert code == 1
-    assert len(document["pairs"]) == 6
-    assert [p["hosts"] for p in document["failing"]] == [["sim3", "sim4"]]
+    assert document["mode"] == "pairwise" and len(document["pairs"]) == 6
+    assert [p["hosts"] for p in document["failing"]] == [list(cut)]
     assert document["problems"][0].startswith("sim3 <-> sim4: ")
-    assert document["slowest"]["hosts"] != ["sim3", "sim4"]
+    assert document["slowest"]["hosts"] != list(cut)
     assert all(p["status"] == "ok" and p["busbw_gbps"] > 0
-               for p in document["pairs"] if p["hosts"] != ["sim3", "sim4"])
+               for p in document["pairs"] if p["hosts"] != list(cut))
