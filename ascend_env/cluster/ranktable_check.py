@@ -23,15 +23,46 @@ Fleet = Mapping[str, tuple[str | None, Facts]]  # host name -> (address reached 
 
 
 def _own_addresses(facts: Facts) -> set[str]:
-    """The host's interface addresses in its capture (`ip -o addr show`)."""
+    """The host's global interface addresses in its capture (`ip -o addr show`)."""
     out = set()
     for nic in facts.network.nics:
         for cidr in nic.addresses:
             try:
-                out.add(str(ipaddress.ip_interface(cidr).ip))
+                ip = ipaddress.ip_interface(cidr).ip
             except ValueError:
                 continue
+            if not (ip.is_loopback or ip.is_link_local):
+                out.add(str(ip))
     return out
+
+
+def _unique_nics(fleet: Fleet) -> dict[str, str]:
+    """Interface address -> host, for hosts whose reaching address is unknown; an address
+    two hosts show (hosts sharing a network namespace, a VIP) identifies neither."""
+    owners: dict[str, set[str]] = {}
+    for name, (address, facts) in fleet.items():
+        if not address:
+            for ip in _own_addresses(facts):
+                owners.setdefault(ip, set()).add(name)
+    return {ip: next(iter(names)) for ip, names in owners.items() if len(names) == 1}
+
+
+def _by_ports(server: RankServer, fleet: Fleet, taken: set[str]) -> str | None:
+    """The host, among those whose reaching address is unknown, whose live port addresses
+    are this server's device_ips (globally unique in a working fleet): a saved capture's
+    server is still found, its server id then not compared."""
+    listed = {device.device_ip for device in server.devices if device.device_ip}
+    best: list[tuple[int, str]] = []
+    for name, (address, facts) in fleet.items():
+        if address or name in taken:
+            continue
+        live = {port.address for port in facts.network.devices.values() if port.address}
+        if listed & live:
+            best.append((len(listed & live), name))
+    best.sort(reverse=True)
+    if not best or (len(best) > 1 and best[0][0] == best[1][0]):
+        return None
+    return best[0][1]
 
 
 def _listing(names: list[str], fleet: Fleet) -> str:
@@ -45,8 +76,7 @@ def _match(table: RankTable, fleet: Fleet,
     by_address = {address: name for name, (address, _) in fleet.items() if address}
     # Where a host's reaching address is not known (a saved capture), one of its own
     # interface addresses identifies it as well.
-    by_nic = {ip: name for name, (address, facts) in fleet.items() if not address
-              for ip in _own_addresses(facts)}
+    by_nic = _unique_nics(fleet)
     matched: dict[int, str] = {}
     first: dict[str, int] = {}
     twice: set[int] = set()
@@ -76,6 +106,11 @@ def _match(table: RankTable, fleet: Fleet,
                 server.host_ip not in _own_addresses(fleet[name][1]):
             problems.append(RankProblem(message=f"{name}: host_ip {server.host_ip}, the host "
                                         f"is reached at {address}", host=name))
+    for index, server in enumerate(table.servers):
+        if index not in matched and index not in twice:
+            found = _by_ports(server, fleet, set(matched.values()))
+            if found is not None:
+                matched[index] = found
     absent = [name for name in fleet if name not in matched.values()]
     for index, server in enumerate(table.servers):
         if index in matched or index in twice:

@@ -265,9 +265,22 @@ def test_captured_hosts_are_known_by_their_own_addresses() -> None:
                                for k, (n, (_, f)) in enumerate(captured.items(), start=1)],
                               "910b")
     assert problems(written, of=captured) == []
+    # Not an address of any host: the server is still found by its ports' addresses
+    # (unique across a working fleet); the doctor says the server ids were not compared.
     written["server_list"][1]["server_id"] = "192.0.2.77"
-    assert problems(written, of=captured)[0] == (
-        "server_id 192.0.2.77 is no host of the fleet (sim2)")
+    assert problems(written, of=captured) == []
+    for entry in written["server_list"][1]["device"]:
+        entry["device_ip"] = entry["device_ip"].replace("10.20.", "10.30.")
+    assert problems(written, of=captured) == [
+        "server_id 192.0.2.77 is no host of the fleet (sim2)", "host sim2 is not in the rank table"]
+    # Hosts that show one interface address (one network namespace): it names neither.
+    shared: Fleet = {name: (None, facts_with({0: f"10.20.0.{k}"}, nics=["192.0.2.9/24"]))
+                     for k, name in enumerate(["a", "b"])}
+    one = build_ranktable([host_devices("a", "192.0.2.9", shared["a"][1]),
+                           host_devices("b", "10.0.0.2", shared["b"][1])], "910b")
+    one["server_list"][1]["device"][0]["device_ip"] = "10.20.0.99"
+    assert problems(one, of=shared) == [
+        "server_id 10.0.0.2 is no host of the fleet (b)", "host b is not in the rank table"]
 
 
 # -- tables that are not tables ---------------------------------------------------------------
