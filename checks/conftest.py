@@ -167,7 +167,7 @@ def network(facts: Facts, driver: DriverFacts, chip: Chip | None) -> NetworkFact
 
 @pytest.fixture(scope="session")
 def network_needed(context: DoctorContext) -> bool:
-    """Whether device addresses matter here: a spec with a network plan, or several hosts.
-    One host on its own (inference, a single-host job) runs without them: a warning then."""
-    return (context.spec is not None and context.spec.network is not None) or \
-        len(context.targets) > 1
+    """Whether device addresses must be there: the spec has a network plan (the hosts are
+    meant to run jobs across hosts). Without one a missing address warns: a host that only
+    runs single-host jobs needs none, and a fresh `install` sets none."""
+    return context.spec is not None and context.spec.network is not None

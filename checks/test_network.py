@@ -1,8 +1,8 @@
 """Network: each NPU's RoCE port has its address, is up and healthy, as /etc/hccn.conf says.
 
 What hccn_tool reports per device (facts/network.py) against /etc/hccn.conf and the spec's
-`network` plan. Without a plan and on a host checked alone, a missing address only warns: a
-single-host job does not need one; a fleet or a spec with a plan makes it a failure.
+`network` plan. Without a plan a missing address only warns: a single-host job does not need
+one, and a fresh install sets none; a spec with a plan makes it a failure.
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assembl
                  "ascend_env.doctor.suite", "ascend_env.spec.envspec",
                  "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
                  "ascend_env.install.actions", "ascend_env.spec.vendor_compat",
-                 "ascend_env.image.inspection", "ascend_env.spec.network_plan")
+                 "ascend_env.image.inspection", "ascend_env.spec.network_plan",
+                 "ascend_env.doctor.reachability")
 
 
 def prepare_suite() -> None:

@@ -130,7 +130,8 @@ def test_ready_host_passes_every_level1_check_that_applies(live: FleetReport) ->
     # What cannot apply to this host says why; nothing is skipped for want of data.
     assert set(skipped) == {"frameworks.torch-npu-cann", "frameworks.torch-pair",
                             "frameworks.mindspore-cann", "frameworks.versions",
-                            "threads.cpu-affinity", "selinux.labels", "containers.driver"}, \
+                            "threads.cpu-affinity", "selinux.labels", "containers.driver",
+                            "network.plan"}, \
         skipped
     assert report.summary["pass"] == len(report.checks) - len(skipped)
 

@@ -60,11 +60,17 @@ def test_a_healthy_fleet_passes() -> None:
     assert fleet["network.unique-addresses"].status == "pass"
 
 
+PLAN = build_spec({"extends": "910b", "name": "t", "hardware": {"chip": "910b", "devices": 2},
+                   "network": {"subnets": ["10.20.0.0/24", "10.20.1.0/24"], "first_host": 11}},
+                  "test")
+
+
 def test_each_port_fault() -> None:
     hosts, _ = run(host(1, {"1": {"link": "DOWN"}}),
                    host(2, {"0": {"link_down_count": 7}}),
                    host(3, {"1": {"health": "Fault"}}),
-                   host(4, {"0": {"address": None, "ip_error": "no ip was preset"}}))
+                   host(4, {"0": {"address": None, "ip_error": "no ip was preset"}}),
+                   spec=PLAN)
     assert hosts["sim1"]["network.links"].message.endswith("device 1: link DOWN")
     assert "device 0: went down 7 times (flapping)" in hosts["sim2"]["network.links"].message
     assert "device 1: Fault" in hosts["sim3"]["network.health"].message
@@ -75,7 +81,7 @@ def test_each_port_fault() -> None:
     assert hosts["sim4"]["network.addresses"].fix.id == "network-ip"
 
 
-def test_a_single_host_without_a_plan_only_warns_about_addresses() -> None:
+def test_without_a_plan_a_missing_address_only_warns() -> None:
     hosts, _ = run(host(1, {"0": {"address": None}}))
     assert hosts["sim1"]["network.addresses"].status == "warn"
 

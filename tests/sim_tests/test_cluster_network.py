@@ -20,6 +20,19 @@ from tests.sim.fixtures import FleetFactory, SimFleet
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 
+SIM_PLAN = {"subnets": [f"10.20.{i}.0/24" for i in range(8)], "first_host": 11,
+            "gateway": "first", "netdetect": "gateway"}
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A spec with the simulated fleet's address plan: without a plan a missing address
+    only warns (a host may never run a job across hosts)."""
+    spec = tmp_path_factory.mktemp("plan") / "spec.yaml"
+    spec.write_text(json.dumps({"extends": "910b", "name": "sim-fleet", "network": SIM_PLAN}))
+    return spec
+
+
 @pytest.fixture(scope="module")
 def four(sim_fleet_factory: FleetFactory) -> SimFleet:
     return sim_fleet_factory(hosts=4, state="provisioned")
@@ -49,14 +62,14 @@ def failing(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {k: v for k, v in out.items() if v}
 
 
-def test_a_healthy_fleet_passes(clean: SimFleet) -> None:
-    code, document = doctor(clean)
+def test_a_healthy_fleet_passes(clean: SimFleet, plan: Path) -> None:
+    code, document = doctor(clean, "--spec", str(plan))
     assert failing(document) == {} and code == 0
     ids = {c["id"] for c in document["fleet_checks"]}
     assert {"network.unique-addresses", "network.subnets", "network.hccl-env"} <= ids
     passed = {c["id"] for c in document["hosts"][0]["checks"] if c["status"] == "pass"}
     assert {"network.addresses", "network.links", "network.health", "network.conf-matches",
-            "network.detect-gateway", "network.hccn-conf"} <= passed
+            "network.detect-gateway", "network.hccn-conf", "network.plan"} <= passed
 
 
 @pytest.mark.parametrize("case", [
@@ -66,10 +79,10 @@ def test_a_healthy_fleet_passes(clean: SimFleet) -> None:
     ("no-address", "sim1", 5, "network.addresses", "device 5 has no address"),
 ], ids=lambda case: case[0])
 def test_each_host_fault_names_host_and_device(
-        clean: SimFleet, case: tuple[str, str, int, str, str]) -> None:
+        clean: SimFleet, plan: Path, case: tuple[str, str, int, str, str]) -> None:
     fault, host, device, check, words = case
     clean.network_fault(host, fault, device=device)
-    code, document = doctor(clean)
+    code, document = doctor(clean, "--spec", str(plan))
     found = failing(document)
     assert code == 1 and set(found) == {host}, found
     messages = {c["id"]: c["message"] for c in found[host]}
@@ -142,14 +155,10 @@ def test_no_rank_table_without_every_address(clean: SimFleet, tmp_path: Path) ->
     assert not (tmp_path / "hccl.json").exists()
 
 
-SIM_PLAN = {"subnets": [f"10.20.{i}.0/24" for i in range(8)], "first_host": 11,
-            "gateway": "first", "netdetect": "gateway"}
-
 
 def test_fix_repairs_address_faults_and_a_second_fix_changes_nothing(
-        clean: SimFleet, tmp_path: Path) -> None:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(json.dumps({"extends": "910b", "name": "sim-fleet", "network": SIM_PLAN}))
+        clean: SimFleet, plan: Path) -> None:
+    spec = plan
     clean.network_fault("sim1", "no-address", device=5)
     clean.network_fault("sim3", "wrong-subnet", device=6)
     code, before = doctor(clean, "--spec", str(spec))
@@ -174,7 +183,7 @@ def test_level_2_names_the_pair_that_cannot_reach_each_other(clean: SimFleet) ->
     code, document = doctor(clean, "--level", "2", "--only", "network.reachability")
     check = next(c for c in document["fleet_checks"] if c["id"] == "network.reachability")
     assert code == 1 and check["status"] == "fail", check
-    assert "1 of 48 pair(s) do not reach each other" in check["message"]
+    assert "1 of 96 pair(s) do not reach each other" in check["message"]
     assert "sim4 device 3 -> sim2 device 3 (10.20.3.12): no reply" in check["message"]
     assert check["involved"] == ["sim4 device 3", "sim2 device 3"]
     cells = check["evidence"]["devices"]["3"]
