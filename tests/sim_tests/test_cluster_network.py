@@ -74,7 +74,7 @@ def test_a_healthy_fleet_passes(clean: SimFleet, plan: Path) -> None:
 
 @pytest.mark.parametrize("case", [
     ("link-down", "sim2", 3, "network.links", "device 3: link DOWN"),
-    ("link-flapping", "sim3", 1, "network.links", "went down 6 times (flapping)"),
+    ("link-flapping", "sim3", 1, "network.links", "times (flapping)"),
     ("net-fault", "sim4", 0, "network.health", "device 0: Fault"),
     ("no-address", "sim1", 5, "network.addresses", "device 5 has no address"),
 ], ids=lambda case: case[0])
