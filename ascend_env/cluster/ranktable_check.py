@@ -22,9 +22,10 @@ from ascend_env.facts.model import Facts
 Fleet = Mapping[str, tuple[str | None, Facts]]  # host name -> (address reached at, facts)
 
 
-def _own_addresses(facts: Facts) -> set[str]:
-    """The host's global interface addresses in its capture (`ip -o addr show`)."""
-    out = set()
+def global_addresses(facts: Facts) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The host's interface addresses in its capture (`ip -o addr show`), in order, without
+    loopback and link-local ones."""
+    out = []
     for nic in facts.network.nics:
         for cidr in nic.addresses:
             try:
@@ -32,8 +33,12 @@ def _own_addresses(facts: Facts) -> set[str]:
             except ValueError:
                 continue
             if not (ip.is_loopback or ip.is_link_local):
-                out.add(str(ip))
+                out.append(ip)
     return out
+
+
+def _own_addresses(facts: Facts) -> set[str]:
+    return {str(ip) for ip in global_addresses(facts)}
 
 
 def _unique_nics(fleet: Fleet) -> dict[str, str]:

@@ -11,6 +11,7 @@ from ascend_env.cluster.ranktable import (
     build_ranktable,
     host_devices,
 )
+from ascend_env.cluster.ranktable_check import global_addresses
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.run import DoctorOptions, captured_targets
@@ -20,15 +21,7 @@ from ascend_env.facts.model import Facts
 
 def _nic_address(facts: Facts) -> str | None:
     """A capture's host address: its first global IPv4 interface address."""
-    for nic in facts.network.nics:
-        for cidr in nic.addresses:
-            try:
-                ip = ipaddress.ip_interface(cidr).ip
-            except ValueError:
-                continue
-            if ip.version == 4 and not ip.is_loopback and not ip.is_link_local:
-                return str(ip)
-    return None
+    return next((str(ip) for ip in global_addresses(facts) if ip.version == 4), None)
 
 
 def _server_id(item: Captured, facts: Facts, notes: list[str]) -> str:
