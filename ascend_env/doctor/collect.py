@@ -248,8 +248,12 @@ def check_target(target: str) -> None:
                          "docker://ctr, local:// or a host name")
     if scheme == "local" and rest:  # testinfra ignores it: local://node would check this machine
         raise UsageError(f"--host {target!r}: local:// is this machine and takes no host name")
-    if any(ord(c) < 32 or ord(c) == 127 for c in target):
+    if _has_control(target):
         raise UsageError(f"--host {target!r}: a host name holds no control characters")
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
 
 
 def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
@@ -261,6 +265,12 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
         runner = importlib.import_module("testinfra.utils.ansible_runner")
         found = []
         for name, hostvars in read_inventory(inventory, limit).items():
+            address = str(hostvars.get("ansible_host", name))
+            if _has_control(name) or _has_control(address):
+                # Ansible's ini plugin takes any bytes for a host line (a zip, say); ssh
+                # would fail on them later with an unrelated error, if at all.
+                raise UsageError(f"{inventory}: host {name[:80]!r}: not a host name or "
+                                 "address (it holds control characters)")
             # testinfra's own mapping of Ansible connection variables to a transport, fed
             # from the inventory already read (it would start ansible-inventory again).
             try:

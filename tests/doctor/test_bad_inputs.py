@@ -62,9 +62,33 @@ def test_an_inventory_host_that_urllib_cannot_read_is_named(tmp_path: Path) -> N
     result = invoke("doctor", "--inventory", str(inventory))
     assert result.code == 2, result.err
     # The zip's header holds its write time, so Ansible's ini plugin reads other bytes each
-    # time: either a host name urllib cannot read, or no host at all; named either way.
+    # time: a host name with control characters (a zip's header always holds some), or no
+    # host at all; named either way.
     assert ("not a host name or address" in result.err or "no host of" in result.err) \
         and "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("when", [(2026, 12, 4, 0, 49, 30), (2026, 12, 4, 18, 0, 0)])
+def test_an_inventory_host_with_control_characters_is_refused(
+        tmp_path: Path, when: tuple[int, int, int, int, int, int]) -> None:
+    # This write time gave a host name with a NUL byte, which testinfra passed on and the
+    # doctor reported as an unreachable host (found by the clean-clone CI).
+    inventory = tmp_path / "hosts.zip"
+    with zipfile.ZipFile(inventory, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("../../escape.run", when), "#!/bin/sh\necho escaped\n")
+    result = invoke("doctor", "--inventory", str(inventory))
+    assert result.code == 2, result.err
+    assert ("not a host name or address" in result.err or "no host of" in result.err) \
+        and "Traceback" not in result.err
+
+
+def test_an_inventory_address_with_control_characters_is_refused(tmp_path: Path) -> None:
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  hosts:\n    node1:\n"
+                         '      ansible_host: "10.0.0.1\\n-oProxyCommand=x"\n')
+    result = invoke("doctor", "--inventory", str(inventory))
+    assert result.code == 2, result.err
+    assert "node1" in result.err and "control characters" in result.err
 
 
 def test_the_reason_is_the_transports_last_line_not_the_command() -> None:
