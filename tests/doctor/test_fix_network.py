@@ -168,3 +168,8 @@ def test_the_role_reads_before_it_sets_and_never_uses_a_shell() -> None:
                for t in sets)
     for read, setter in zip(reads, sets, strict=True):
         assert setter["loop"] == "{{ " + read["register"] + ".results }}"
+        assert setter["when"].startswith("not ansible_check_mode and ")
+    # A dry run runs no command: each setter has a twin that lists it there, same condition.
+    twins = [t for t, m in zip(tasks, modules, strict=True) if m == "ansible.builtin.debug"]
+    assert [t["when"] for t in twins] == [
+        t["when"].removeprefix("not ") for t in sets]

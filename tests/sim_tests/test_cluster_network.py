@@ -16,12 +16,9 @@ import pytest
 
 from tests.cli_invoke import invoke
 from tests.sim.fixtures import FleetFactory, SimFleet
+from tests.sim_tests.network_doctor import SIM_PLAN, checks_by_host, doctor
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
-
-
-SIM_PLAN = {"subnets": [f"10.20.{i}.0/24" for i in range(8)], "first_host": 11,
-            "gateway": "first", "netdetect": "gateway"}
 
 
 @pytest.fixture(scope="module")
@@ -45,26 +42,9 @@ def clean(four: SimFleet) -> Iterator[SimFleet]:
         four.network_fault(host, "network-clear")
 
 
-def doctor(fleet: SimFleet, *extra: str) -> tuple[int, dict[str, Any]]:
-    result = invoke("doctor", "--inventory", str(fleet.inventory), "--only", "network",
-                    "--json", *extra)
-    assert "Traceback" not in result.out + result.err, result.err
-    assert result.out.startswith("{"), (result.code, result.out[-2000:], result.err[-2000:])
-    return result.code, json.loads(result.out)
-
-
-def failing(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Failed checks by host ("fleet" for the fleet-wide ones)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for report in document["hosts"]:
-        out[report["host"]] = [c for c in report["checks"] if c["status"] in ("fail", "error")]
-    out["fleet"] = [c for c in document["fleet_checks"] if c["status"] in ("fail", "error")]
-    return {k: v for k, v in out.items() if v}
-
-
 def test_a_healthy_fleet_passes(clean: SimFleet, plan: Path) -> None:
     code, document = doctor(clean, "--spec", str(plan))
-    assert failing(document) == {} and code == 0
+    assert checks_by_host(document) == {} and code == 0
     ids = {c["id"] for c in document["fleet_checks"]}
     assert {"network.unique-addresses", "network.subnets", "network.hccl-env"} <= ids
     passed = {c["id"] for c in document["hosts"][0]["checks"] if c["status"] == "pass"}
@@ -83,7 +63,7 @@ def test_each_host_fault_names_host_and_device(
     fault, host, device, check, words = case
     clean.network_fault(host, fault, device=device)
     code, document = doctor(clean, "--spec", str(plan))
-    found = failing(document)
+    found = checks_by_host(document)
     assert code == 1 and set(found) == {host}, found
     messages = {c["id"]: c["message"] for c in found[host]}
     assert check in messages and words in messages[check], messages
@@ -99,8 +79,8 @@ def test_each_fleet_fault_names_hosts_and_devices(
     fault, host, device, peer, check, involved = case
     clean.network_fault(host, fault, device=device, peer=peer)
     code, document = doctor(clean)
-    fleet_failed = {c["id"]: c for c in failing(document).get("fleet", [])}
-    assert code == 1 and check in fleet_failed, failing(document)
+    fleet_failed = {c["id"]: c for c in checks_by_host(document).get("fleet", [])}
+    assert code == 1 and check in fleet_failed, checks_by_host(document)
     assert fleet_failed[check]["involved"] == involved
 
 
@@ -116,7 +96,7 @@ def test_a_generated_rank_table_validates_and_corruptions_are_named(
     assert document["server_list"][2]["device"][5] == {
         "device_id": "5", "device_ip": "10.20.5.13", "rank_id": "21"}
     code, report = doctor(clean, "--ranktable", str(table))
-    assert code == 0, failing(report)
+    assert code == 0, checks_by_host(report)
 
     def corrupted(change: Any) -> str:
         bad = json.loads(table.read_text())
@@ -125,7 +105,7 @@ def test_a_generated_rank_table_validates_and_corruptions_are_named(
         path.write_text(json.dumps(bad))
         code, report = doctor(clean, "--ranktable", str(path), "--only", "network.ranktable")
         assert code == 1
-        return str(failing(report)["fleet"][0]["message"])
+        return str(checks_by_host(report)["fleet"][0]["message"])
 
     def drop(t: Any) -> None:
         del t["server_list"][1]["device"][7]
@@ -154,28 +134,6 @@ def test_no_rank_table_without_every_address(clean: SimFleet, tmp_path: Path) ->
     assert "sim4 device 2 has no address" in result.err
     assert not (tmp_path / "hccl.json").exists()
 
-
-
-def test_fix_repairs_address_faults_and_a_second_fix_changes_nothing(
-        clean: SimFleet, plan: Path) -> None:
-    spec = plan
-    clean.network_fault("sim1", "no-address", device=5)
-    clean.network_fault("sim3", "wrong-subnet", device=6)
-    code, before = doctor(clean, "--spec", str(spec))
-    assert code == 1 and {"sim1", "sim3", "fleet"} <= set(failing(before))
-    code, fixed = doctor(clean, "--spec", str(spec), "--fix")
-    assert code == 0, failing(fixed)
-    runs = {r["host"]: r["fixes"] for r in fixed["hosts"] if r.get("fixes")}
-    assert set(runs) == {"sim1", "sim3"}
-    assert all(run["ids"] == ["network-ip"] and run["status"] == "changed"
-               for run in runs.values()), runs
-    assert any("address" in task for task in runs["sim1"]["changed"])
-    tool = "/usr/local/Ascend/driver/tools/hccn_tool"
-    assert clean.ssh("sim3", f"{tool} -i 6 -ip -g").stdout == \
-        "ipaddr:10.20.6.13\nnetmask:255.255.255.0\n"
-    assert "address_5=10.20.5.11" in clean.ssh("sim1", "cat /etc/hccn.conf").stdout
-    code, again = doctor(clean, "--spec", str(spec), "--fix")
-    assert code == 0 and not any(r.get("fixes") for r in again["hosts"])
 
 
 def test_level_2_names_the_pair_that_cannot_reach_each_other(clean: SimFleet) -> None:
