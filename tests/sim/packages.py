@@ -167,6 +167,7 @@ def build_run(kind: str, st: Stack, out: Path) -> None:
         if kind == "driver":
             shutil.copy2(TARGET / "npu_smi.py", pay / "npu_smi.py")
             shutil.copy2(TARGET / "hccn_tool.py", pay / "hccn_tool.py")
+            shutil.copy2(TARGET / "hccn_tool.sh", pay / "hccn_tool.sh")
         for sub, libs in LIB_PLACES.get(kind, {}).items():
             d = pay / "payload" / kind / sub
             d.mkdir(parents=True, exist_ok=True)
@@ -194,7 +195,7 @@ def _source_key() -> str:
     h = hashlib.sha256(f"{REPO_VERSION}".encode())
     # Sources, not build outputs: the fakes' and the stub libraries' (the stubs' build is
     # keyed apart, gcc's version included).
-    for f in [*sorted(TARGET.glob("*.py")), Path(__file__),
+    for f in [*sorted(TARGET.glob("*.py")), *sorted(TARGET.glob("*.sh")), Path(__file__),
               Path(vendordata.__file__), Path(stublibs.__file__)]:
         h.update(f.read_bytes())
     return h.hexdigest()[:12]

@@ -129,3 +129,36 @@ def test_a_fleet_pings_across_hosts(sim_fleet_factory: FleetFactory) -> None:
         assert fleet.ssh("sim2", f"{tool} -i 3 -ping -g address 10.20.3.11 pkt 1").returncode == 0
     finally:
         fleet.network_fault("sim2", "network-clear")
+
+
+@pytest.mark.slow
+def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory) -> None:
+    # The sh front (target/hccn_tool.sh) serves plain queries from the Python fake's rendered
+    # answers; a change of the ports makes them stale, and the Python fake answers again.
+    fleet: SimFleet = sim_fleet_factory(hosts=2, state="provisioned")
+    tool = "/usr/local/Ascend/driver/tools/hccn_tool"
+    fake = fleet.root("sim1") / "usr/local/Ascend/driver/tools/hccn_tool.py"
+    first = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
+    assert (first.returncode, first.stdout) == (0, "ipaddr:10.20.2.11\nnetmask:255.255.255.0\n")
+    hidden = fake.with_name("hidden.py")
+    fake.rename(hidden)
+    try:  # without the Python fake, only what the front serves itself answers
+        again = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
+        assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+        gateway = fleet.ssh("sim1", f"{tool} -i 2 -gateway -g")
+        assert gateway.stdout == "default gateway:10.20.2.1, Iface:eth2\n"
+        assert fleet.ssh("sim1", f"{tool} -i 2 -ping -g address 10.20.2.12").returncode != 0
+    finally:
+        hidden.rename(fake)
+    try:
+        fleet.network_fault("sim1", "no-address", device=2)
+        stale = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
+        assert stale.returncode == 1 and "no ip was preset there" in stale.stdout
+        fleet.network_fault("sim1", "link-flapping", device=4)
+        seen = {fleet.ssh("sim1", f"{tool} -i 4 -link -g").stdout for _ in range(2)}
+        assert seen == {"link status: UP\n", "link status: DOWN\n"}
+        assert fleet.ssh("sim1", f"{tool} -i 2 -ip -s address 10.20.2.11 netmask "
+                                 "255.255.255.0").returncode == 0
+        assert fleet.ssh("sim1", f"{tool} -i 2 -ip -g").stdout == first.stdout
+    finally:
+        fleet.network_fault("sim1", "network-clear")

@@ -1,7 +1,11 @@
 #!/usr/bin/python3 -S
 """Fake hccn_tool: the NPUs' RoCE ports of a simulated host, answered from the fleet's fabric.
 
-The fake driver installs this file as <install path>/driver/tools/hccn_tool. Only the
+The fake driver installs this file beside <install path>/driver/tools/hccn_tool, a POSIX sh
+front (hccn_tool.sh here) that answers a plain query (`-i N -<cmd> -g`) from the answers this
+program rendered after the ports last changed, and runs this program for everything else:
+a probe asks some 60 queries a host, and a Python start for each made the simulated hosts,
+sharing the test machine's cores, the bottleneck of every fleet benchmark. Only the
 standard library. The ports' settings live in the fleet-shared fabric folder
 (/var/lib/ascend-sim/fabric/<host>.json, one file per host, bind-mounted into every host of a
 fleet), so a ping can see the other hosts' ports; the setters also rewrite /etc/hccn.conf, as
@@ -38,6 +42,12 @@ if TYPE_CHECKING:
 
 STATE = "/var/lib/ascend-sim/state.json"
 FABRIC = "/var/lib/ascend-sim/fabric"
+# The sh front's answers, in the state's folder (hccn-answers/): <device><cmd>.out and .rc
+# per plain query, `fabric` (the path of this host's fabric file) and `stamp`, whose time is
+# when the inputs were read.
+ANSWERS = "hccn-answers"
+GETTERS = ("-ip", "-link", "-link_stat", "-net_health", "-netdetect", "-gateway", "-optical",
+           "-lldp", "-tls")
 HCCN_CONF = "/etc/hccn.conf"
 CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 NO_DEVICE = "The device is not exist!"
@@ -124,10 +134,19 @@ def _link(p: dict[str, Any]) -> str:
 
 
 def get(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> int:
-    out = sys.stdout.write
+    code, text = answer(cmd, device, p, data)
+    sys.stdout.write(text)
+    return code
+
+
+def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tuple[int, str]:
+    """A getter's exit code and output."""
+    lines: list[str] = []
+    out = lines.append
+    code = 0
     if cmd == "-ip":
         if not p.get("address"):
-            return _fail("Get ipconf failed, because no ip was preset there!")
+            return 1, "Get ipconf failed, because no ip was preset there!\n"
         out("ipaddr:{}\nnetmask:{}\n".format(p["address"], p.get("netmask") or "255.255.255.0"))
     elif cmd == "-link":
         if p.get("flapping"):
@@ -154,7 +173,7 @@ def get(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> int:
             out("netdetect address: {}\n".format(p["netdetect"]))
     elif cmd == "-gateway":
         if not p.get("gateway"):
-            return _fail("Get gateway failed, because no gateway was preset there!")
+            return 1, "Get gateway failed, because no gateway was preset there!\n"
         out(f"default gateway:{p['gateway']}, Iface:eth{device}\n")
     elif cmd == "-optical":
         out(OPTICAL)
@@ -164,8 +183,33 @@ def get(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> int:
         out(f"dev_id:{device}, tls switch[{int(p.get('tls', 0))}](0:disable, 1:enable), "
             "tls preconfigured[1](0:non-preset, 1:preset), tls alarm time threshold[60]days\n")
     else:
-        return _fail(USAGE, 2)
-    return 0
+        return 2, USAGE + "\n"
+    return code, "".join(lines)
+
+
+def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns: int) -> None:
+    """Every plain query's answer for the sh front, stamped with `since_ns`, the time before
+    the state and fabric were read: a change after it makes them stale, and the front runs
+    this program again. A flapping port's `-link` changes as it is read: never rendered."""
+    folder = os.path.join(os.path.dirname(STATE), ANSWERS)
+    os.makedirs(folder, exist_ok=True)
+    rendered = {"fabric": fabric_path(host) + "\n"}
+    for device in devices:
+        p = dict(port(data, device))
+        for cmd in GETTERS:
+            if cmd == "-link" and p.get("flapping"):
+                continue
+            code, text = answer(cmd, device, p, data)
+            rendered[f"{device}{cmd}.out"], rendered[f"{device}{cmd}.rc"] = text, f"{code}\n"
+    for name, text in rendered.items():
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, os.path.join(folder, name))
+    stamp = os.path.join(folder, "stamp")
+    with open(stamp, "w", encoding="utf-8"):
+        pass
+    os.utime(stamp, ns=(since_ns, since_ns))
 
 
 def _values(args: list[str]) -> dict[str, str]:
@@ -226,11 +270,15 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[0] != "-i" or not argv[1].isdigit():
         return _fail(USAGE, 2)
     device, cmd, rest = int(argv[1]), argv[2], argv[3:]
-    if device not in _devices():
+    since_ns = time.time_ns()
+    devices = _devices()
+    if device not in devices:
         return _fail(NO_DEVICE)
     host = _host()
     data = load_ports(host)
     data["host"] = host
+    if rest == ["-g"] and cmd in GETTERS:  # the front found no fresh answer
+        render_answers(host, json.loads(json.dumps(data)), devices, since_ns)
     p = port(data, device)
     if cmd == "-ping" and rest[:1] == ["-g"]:
         return ping(device, p, rest[1:], host)

@@ -203,8 +203,10 @@ class Package:
             t.parent.mkdir(parents=True, exist_ok=True)
             t.write_text(f"#!/bin/sh\necho '{tool} (simulated)'\n")
             t.chmod(0o755)
-        # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py).
-        shutil.copy2(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool")
+        # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py): an
+        # sh front with the Python fake beside it (hccn_tool.py says why).
+        shutil.copy2(HERE / "hccn_tool.sh", drv / "tools" / "hccn_tool")
+        shutil.copy2(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool.py")
         (drv / "tools" / "hccn_tool").chmod(0o755)
         script = drv / "script" / "uninstall.sh"
         script.parent.mkdir(parents=True, exist_ok=True)
