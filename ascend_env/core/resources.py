@@ -49,10 +49,22 @@ def shipped_dir(name: Shipped) -> Path:
     )
 
 
+# Remote programs made of several modules, in the order their sources run as one text: each
+# imports the ones before it only when imported itself (probe.py says how).
+_MODULES = {"probe": ("probe_io", "probe")}
+_PARTS = {m for modules in _MODULES.values() for m in modules} - set(_MODULES)
+
+
 def remote_source(name: str) -> str:
     """The source of one of ascend_env/remote's programs (`probe`, `image_probe`...), exactly
-    as a target runs it: plain text, for `python3 -c` on a host or in an image."""
-    program = resources.files("ascend_env.remote").joinpath(f"{name}.py")
-    if not name.isidentifier() or name == "__init__" or not program.is_file():
+    as a target runs it: plain text, for `python3 -c` on a host or in an image; a program of
+    several modules is their sources one after the other, each as it is in the package."""
+    if not name.isidentifier() or name == "__init__" or name in _PARTS:
         raise ValueError(f"no remote program {name!r} in ascend_env/remote")
-    return program.read_text(encoding="utf-8")
+    texts = []
+    for module in _MODULES.get(name, (name,)):
+        program = resources.files("ascend_env.remote").joinpath(f"{module}.py")
+        if not program.is_file():
+            raise ValueError(f"no remote program {name!r} in ascend_env/remote")
+        texts.append(program.read_text(encoding="utf-8"))
+    return "\n".join(texts)

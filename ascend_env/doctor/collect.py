@@ -87,7 +87,7 @@ def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
     works beside the doctor's imports, and its commands inherit nothing of this process.
     -I -S: it needs only the standard library, and the user's site hooks stay out of it."""
     started = time.monotonic()
-    command = [sys.executable, "-I", "-S", probe.__file__,
+    command = [sys.executable, "-I", "-S", "-c", remote_source("probe"),
                *_probe_args(options, _local_python(options))]
     try:
         # The probe bounds each command by the timeout, 16 at once at most; this bounds the

@@ -1,46 +1,35 @@
 #!/usr/bin/env python3
 """Capture the raw state of one Ascend host (or container, or chroot) as one JSON document.
 
-Runs ON the target with only the standard library, under Python 3.8 to 3.12:
-`python3 probe.py [--install-path P] [--python PY] [--root DIR] [--no-commands]`.
+Runs ON the target with only the standard library, under Python 3.8 to 3.12, after the
+source of probe_io.py (how it reads files and runs commands), as one text:
+`python3 -c "$(cat probe_io.py probe.py)" [--install-path P] [--python PY] [--root DIR]
+[--no-commands]` (what `ascend-env collect` sends: ascend_env.core.resources.remote_source).
 It records text as found (file contents, command outputs with exit codes, environment,
 stat of paths) and parses nothing it does not need to decide what to read next; all
 interpretation lives in ascend_env/facts/ (DESIGN.md, "Capture raw, parse centrally").
 """
 
-from __future__ import annotations
-
 import argparse
-import contextlib
 import datetime
-import functools
-import glob
-import grp
 import json
 import os
-import pwd
 import re
-import selectors
 import shutil
-import signal
-import stat
-import subprocess
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-Json = Dict[str, Any]
-Job = Tuple[str, List[str], Optional[Dict[str, str]]]  # (record key, argv, environment)
+if __name__ != "__main__":  # imported; run as a program, probe_io's source ran first
+    from .probe_io import DEFAULT_JOBS, Commands, Job, Json, Tree, _name
 
+# The docstring's first line (on a target probe_io's docstring comes first).
+DESCRIPTION = ("Capture the raw state of one Ascend host (or container, or chroot) as one JSON "
+               "document.")
 SCHEMA = "ascend-env/capture/v1"
 PROBE_VERSION = "1"
 DEFAULT_INSTALL_PATH = "/usr/local/Ascend"
 DEFAULT_TIMEOUT_S = 15.0
-DEFAULT_JOBS = 16
-MAX_FILE_BYTES = 256 * 1024
-MAX_OUTPUT_BYTES = 1024 * 1024
-KILL_GRACE_S = 2.0  # after a timeout's SIGKILL (a child stuck in the driver never ends)
 
 # Command keys that ascend_env/facts looks up: the command line itself, so a capture reads plainly.
 NPU_SMI_INFO = "npu-smi info"
@@ -164,10 +153,6 @@ def _argv(key: str) -> List[str]:
     return ARGV.get(key) or key.split()
 
 
-def _decode(data: bytes, limit: int = MAX_OUTPUT_BYTES) -> str:
-    return data[:limit].decode("utf-8", errors="replace")
-
-
 def _env_wanted(name: str) -> bool:
     return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
 
@@ -181,261 +166,20 @@ def _kv(text: str) -> Dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-# -- files ------------------------------------------------------------------------------------
-
-# stat.filemode's first letter -> the capture's path type.
-KINDS = {"l": "link", "d": "dir", "-": "file", "c": "char", "b": "block", "p": "fifo",
-         "s": "socket"}
-
-
-class Tree:
-    """The target's file system, read under `root`; records keep the logical paths."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root.rstrip("/") if root not in ("", "/") else ""
-        self.files: Dict[str, str] = {}
-        self.paths: Dict[str, Json] = {}
-        self.listings: Dict[str, List[str]] = {}
-        self.filters: Dict[str, str] = {}
-        self.errors: List[Json] = []
-
-    def real(self, path: str) -> str:
-        return self.root + path
-
-    def glob(self, pattern: str) -> List[str]:
-        """Logical paths matching the absolute `pattern`, sorted (broken links included)."""
-        found = glob.glob(glob.escape(self.root) + pattern)
-        return sorted(path[len(self.root):] for path in found)
-
-    def read(self, path: str, keep: Optional[Callable[[str], bool]] = None,
-             why: str = "") -> Optional[str]:
-        """Record the text of `path` (absent files are simply not recorded)."""
-        real = self.real(path)
-        try:
-            if not stat.S_ISREG(os.stat(real).st_mode):
-                return None  # a FIFO or device would block or stream forever
-            with open(real, "rb") as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self.error(path, exc)
-            return None
-        if len(data) > MAX_FILE_BYTES:
-            self.filters[path] = "truncated to %d bytes" % MAX_FILE_BYTES
-        text = _decode(data, MAX_FILE_BYTES)
-        if keep is not None:
-            text = "".join(line for line in text.splitlines(True) if keep(line))
-            self.filters[path] = why
-        self.files[path] = text
-        return text
-
-    def expand(self, pattern: str) -> List[str]:
-        """The paths a glob pattern matches; a plain path as it is (present or not)."""
-        return self.glob(pattern) if any(c in pattern for c in "*?[") else [pattern]
-
-    def stat(self, path: str) -> None:
-        """Record what `path` is: type, mode, owner, link target, SELinux label."""
-        real = self.real(path)
-        try:
-            st = os.lstat(real)
-        except FileNotFoundError:
-            self.paths[path] = {"type": "missing"}
-            return
-        except OSError as exc:
-            self.error(path, exc)
-            self.paths[path] = {"type": "unknown"}
-            return
-        kind = KINDS.get(stat.filemode(st.st_mode)[0], "unknown")
-        info: Json = {"type": kind, "mode": "%04o" % stat.S_IMODE(st.st_mode), "uid": st.st_uid,
-                      "gid": st.st_gid, "owner": _name("user", st.st_uid),
-                      "group": _name("group", st.st_gid), "size": st.st_size}
-        if kind in ("char", "block"):
-            info["rdev"] = "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
-        if kind == "link":
-            try:
-                info["target"] = os.readlink(real)
-            except OSError as exc:
-                self.error(path, exc)
-                info["target"] = ""
-            resolved = self.resolve(path)
-            info["resolved"] = resolved
-            info["broken"] = resolved is None or not os.path.exists(self.real(resolved))
-        label = _label(real)
-        if label is not None:
-            info["label"] = label
-        self.paths[path] = info
-
-    def resolve(self, path: str, depth: int = 0) -> Optional[str]:
-        """Follow links inside the root (an absolute target is read relative to it)."""
-        real = self.real(path)
-        if depth > 16:
-            return None
-        if not os.path.islink(real):
-            return os.path.normpath(path)
-        target = os.readlink(real)
-        joined = target if target.startswith("/") else os.path.join(os.path.dirname(path), target)
-        return self.resolve(os.path.normpath(joined), depth + 1)
-
-    def listdir(self, path: str, keep: Optional[Callable[[str], bool]] = None,
-                why: str = "") -> None:
-        try:
-            names = sorted(os.listdir(self.real(path)))
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            self.error(path, exc)
-            return
-        if keep is not None:
-            names = [n for n in names if keep(n)]
-            self.filters["listing:" + path] = why
-        self.listings[path] = names
-
-    def error(self, where: str, exc: BaseException) -> None:
-        self.errors.append({"where": where, "error": "%s: %s" % (type(exc).__name__, exc)})
-
-
-def _label(real: str) -> Optional[str]:
-    try:
-        raw = os.getxattr(real, "security.selinux", follow_symlinks=False)
-    except OSError:
-        return None
-    return _decode(raw).rstrip("\x00")
-
-
-# Names by id, looked up once each: a lookup reads /etc/passwd or /etc/group again (or asks
-# the directory service), and the paths the probe stats share two or three owners.
-@functools.lru_cache(maxsize=None)
-def _name(kind: str, number: int) -> Optional[str]:
-    try:
-        return pwd.getpwuid(number).pw_name if kind == "user" else grp.getgrgid(number).gr_name
-    except KeyError:
-        return None
-
-
-# -- commands ---------------------------------------------------------------------------------
-
-def run_command(argv: Sequence[str], env: Dict[str, str], timeout: float,
-                search_path: Optional[str] = None) -> Json:
-    """One command to its end or its timeout (rc 124; its whole session killed); a missing
-    tool is rc 127 and one that cannot start 126, never an exception."""
-    record: Json = {"argv": list(argv), "rc": 127, "stdout": "", "stderr": "",
-                    "duration_s": 0.0}
-    exe = shutil.which(argv[0], path=search_path)
-    if exe is None:
-        record["stderr"] = "%s: command not found" % argv[0]
-        return record
-    started = time.monotonic()
-    try:
-        # A session of its own lets a timeout kill the whole tree (npu-smi can hang inside
-        # the driver); stdin is /dev/null so that nothing waits for input.
-        proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                start_new_session=True)
-    except OSError as exc:
-        record.update(rc=126, stderr="%s: %s" % (type(exc).__name__, exc))
-        return record
-    out, err, timed_out = _collect(proc, timeout)
-    record.update(rc=proc.returncode, stdout=_decode(out), stderr=_decode(err),
-                  duration_s=round(time.monotonic() - started, 3))
-    if timed_out:
-        record.update(rc=124, stderr=record["stderr"] + "\ntimed out after %gs" % timeout)
-    return record
-
-
-def _collect(proc: subprocess.Popen[bytes], timeout: float) -> Tuple[bytes, bytes, bool]:
-    """Read stdout and stderr as they come, keeping the first MAX_OUTPUT_BYTES of each (a
-    writer blocked on a full pipe would never exit); True when the command ran out of time."""
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.fileno(), proc.stderr.fileno()
-    kept: Dict[int, List[bytes]] = {out: [], err: []}
-    sizes = {out: 0, err: 0}
-    deadline = time.monotonic() + timeout
-    killed = False
-    with selectors.DefaultSelector() as selector:
-        for fd in kept:
-            selector.register(fd, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if selector.get_map() and left > 0:
-                for key, _ in selector.select(left):
-                    data = os.read(key.fd, 65536)
-                    if not data:
-                        selector.unregister(key.fd)
-                    elif sizes[key.fd] <= MAX_OUTPUT_BYTES:
-                        kept[key.fd].append(data)
-                        sizes[key.fd] += len(data)
-                continue
-            if not selector.get_map():  # both pipes closed: wait for the exit
-                try:
-                    proc.wait(max(left, 0.0))
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-            if killed:  # a grandchild outside the session holds the pipes, or it cannot die
-                break
-            with contextlib.suppress(OSError):  # it ended meanwhile
-                os.killpg(proc.pid, signal.SIGKILL)
-            killed = True
-            deadline = time.monotonic() + KILL_GRACE_S
-    proc.stdout.close()
-    proc.stderr.close()
-    proc.poll()
-    return b"".join(kept[out]), b"".join(kept[err]), killed
-
-
-class Commands:
-    """Commands run `jobs` at a time in a thread pool (the probe reads files meanwhile), each
-    recorded by key less what must not leave the host."""
-
-    def __init__(self, timeout: float, jobs: int = DEFAULT_JOBS, enabled: bool = True) -> None:
-        self.timeout = timeout
-        self.enabled = enabled
-        self.records: Dict[str, Json] = {}
-        self.filters: Dict[str, str] = {}
-        self.pending: Dict[str, Future[Json]] = {}
-        self.pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-        path_dirs = os.environ.get("PATH", "").split(os.pathsep)
-        # Non-root PATHs lack the sbin folders where ldconfig, lspci and getenforce live.
-        extra = ["/usr/local/bin", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-        self.search_path = os.pathsep.join([d for d in path_dirs if d]
-                                           + [d for d in extra if d not in path_dirs])
-        self.env = dict(os.environ)
-        self.env["LC_ALL"] = "C"  # outputs in the layouts the parsers know
-
-    def start(self, jobs: Iterable[Job]) -> None:
-        """Queue independent commands; `wait` collects their records."""
-        if not self.enabled:
-            return
-        for key, argv, env in jobs:
-            if key not in self.records and key not in self.pending:
-                self.pending[key] = self.pool.submit(run_command, argv, env or self.env,
-                                                     self.timeout, self.search_path)
-
-    def wait(self, keys: Optional[Iterable[str]] = None) -> None:
-        """Until the commands named (all, by default) are recorded."""
-        for key in list(self.pending) if keys is None else list(keys):
-            future = self.pending.pop(key, None)
-            if future is not None:
-                self._record(key, future.result())
-
-    def close(self) -> None:
-        self.wait()
-        self.pool.shutdown()
-
-    def _record(self, key: str, record: Json) -> None:
-        if key == LDCONFIG:
-            # The cache lists every library on the host; keep the header and ours.
-            lines = record["stdout"].splitlines(True)
-            record["stdout"] = "".join(line for i, line in enumerate(lines)
-                                       if i == 0 or _soname(line.strip().split(" ", 1)[0]))
-            self.filters["command:" + key] = SONAMES_KEPT
-        elif key == LOGIN_ENV:
-            # The same allow-list as `env`: a login environment holds tokens too.
-            record["stdout"] = "".join(item + "\0" for item in record["stdout"].split("\0")
-                                       if _env_wanted(item.partition("=")[0]))
-            self.filters["command:" + key] = "only the variables `env` keeps"
-        self.records[key] = record
+def _keep(key: str, record: Json) -> Optional[str]:
+    """Cut what must not leave the host out of a command's record; what was kept."""
+    if key == LDCONFIG:
+        # The cache lists every library on the host; keep the header and ours.
+        lines = record["stdout"].splitlines(True)
+        record["stdout"] = "".join(line for i, line in enumerate(lines)
+                                   if i == 0 or _soname(line.strip().split(" ", 1)[0]))
+        return SONAMES_KEPT
+    if key == LOGIN_ENV:
+        # The same allow-list as `env`: a login environment holds tokens too.
+        record["stdout"] = "".join(item + "\0" for item in record["stdout"].split("\0")
+                                   if _env_wanted(item.partition("=")[0]))
+        return "only the variables `env` keeps"
+    return None
 
 
 def _unhealthy(table: str) -> bool:
@@ -656,7 +400,7 @@ def capture(args: argparse.Namespace) -> Json:
     """The whole capture document for the options `parse_args` read."""
     started = time.monotonic()
     tree = Tree(args.root)
-    commands = Commands(args.timeout, args.jobs, enabled=not args.no_commands)
+    commands = Commands(args.timeout, args.jobs, enabled=not args.no_commands, keep=_keep)
     install_path = args.install_path.rstrip("/") or "/"
     bases = install_paths(tree, install_path)
     # Commands first: they mostly wait (npu-smi on the driver, interpreters starting) while
@@ -716,7 +460,7 @@ def _process_info() -> Json:
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The probe's options; bad usage exits 2 with the usage on stderr."""
     parser = argparse.ArgumentParser(prog="probe.py", allow_abbrev=False,
-                                     description=(__doc__ or "").splitlines()[0])
+                                     description=DESCRIPTION)
     add = parser.add_argument
     add("--install-path", metavar="P", default=DEFAULT_INSTALL_PATH,
         help="where the driver and CANN are installed (default %(default)s)")

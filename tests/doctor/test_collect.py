@@ -25,7 +25,7 @@ from ascend_env.doctor.collect import (
     resolve_hosts,
 )
 from ascend_env.facts.capture import parse_capture
-from ascend_env.remote import probe
+from ascend_env.remote import probe, probe_io
 from tests.remote.test_probe import OLD_PYTHONS, make_tree
 
 
@@ -77,9 +77,11 @@ def test_no_control_path_where_the_socket_name_would_not_fit(short_tmp: Path) ->
 
 
 def test_what_collect_sends_is_the_probes_source_text() -> None:
-    """Plain source an operator can read on the target, not bytecode or an encoded blob."""
-    source = Path(probe.__file__).read_text(encoding="utf-8")
-    assert remote_source("probe") == source
+    """Plain source an operator can read on the target, not bytecode or an encoded blob:
+    probe_io's text, then probe's, each as in the package."""
+    parts = [Path(str(m.__file__)).read_text(encoding="utf-8") for m in (probe_io, probe)]
+    source = remote_source("probe")
+    assert source == "\n".join(parts)
     options = ProbeOptions(install_path="/opt/Ascend", users=("alice",), timeout_s=5)
     words = shlex.split(remote_command(options))
     assert words[:4] == ["exec", "python3", "-c", source]

@@ -7,18 +7,18 @@ import sys
 
 import pytest
 
+from ascend_env.core.resources import remote_source
 from ascend_env.doctor.threads import install_plan, plan_threads
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import parse_capture
-from ascend_env.remote import probe
 from ascend_env.spec.envspec import Threads
 
 
 @pytest.fixture(scope="module")
 def probe_output() -> str:
     """This machine's capture, as preflight's `python3 -c PROBE` prints it."""
-    return subprocess.run([sys.executable, "-I", "-S", probe.__file__], capture_output=True,
-                          text=True, check=True, timeout=300).stdout
+    return subprocess.run([sys.executable, "-I", "-S", "-c", remote_source("probe")],
+                          capture_output=True, text=True, check=True, timeout=300).stdout
 
 
 @pytest.mark.parametrize(("threads", "devices"), [

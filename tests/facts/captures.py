@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import (
     Capture,
     CommandResult,
@@ -257,7 +258,7 @@ def cann_tree(root: Path, layout: str, links: tuple[str, ...]) -> str:
 
 def probe_tree(root: Path) -> Capture:
     """What the probe records of the tree under `root` (no commands run)."""
-    done = subprocess.run([sys.executable, probe.__file__, "--root", str(root),
+    done = subprocess.run([sys.executable, "-c", remote_source("probe"), "--root", str(root),
                            "--no-commands"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 0, done.stderr

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ascend_env.core.resources import shipped_dir
+from ascend_env.core.resources import remote_source, shipped_dir
 from ascend_env.doctor.collect import ProbeOptions, capture_local
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import parse_capture
@@ -162,9 +162,11 @@ def test_cann_outside_the_install_path_is_not_the_specs(tmp_path: Path) -> None:
 
 def test_the_probe_preflight_sends_is_the_doctors() -> None:
     plugin = filters()
-    assert plugin["ascend_remote_source"]("probe") == Path(probe.__file__).read_text()
-    with pytest.raises(ValueError, match="no remote program"):
-        plugin["ascend_remote_source"]("../../etc/passwd")
+    assert plugin["ascend_remote_source"]("probe") == remote_source("probe")
+    assert Path(probe.__file__).read_text() in remote_source("probe")
+    for name in ("../../etc/passwd", "probe_io"):  # probe_io is part of the probe, no program
+        with pytest.raises(ValueError, match="no remote program"):
+            plugin["ascend_remote_source"](name)
 
 
 def test_reading_grep_and_df_arguments() -> None:

@@ -20,11 +20,14 @@ from typing import Any
 
 import pytest
 
+from ascend_env.core.resources import remote_source
 from ascend_env.facts import accounts
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture, parse_capture
-from ascend_env.remote import probe
+from ascend_env.remote import probe, probe_io
 
+# What a target runs: probe_io's source, then probe's (remote_source).
+SOURCE = remote_source("probe")
 PROBE = Path(probe.__file__).resolve()
 DATA = Path(__file__).resolve().parents[1] / "data"
 # What the probe before the standard-library rewrite recorded on make_tree's two layouts
@@ -36,7 +39,7 @@ ARCH = os.uname().machine
 
 def run_probe(*args: str, python: str = sys.executable, env: dict[str, str] | None = None
               ) -> Capture:
-    result = subprocess.run([python, str(PROBE), *args], capture_output=True, text=True,
+    result = subprocess.run([python, "-c", SOURCE, *args], capture_output=True, text=True,
                             timeout=120, env=env, check=False)
     assert result.returncode == 0, result.stderr
     return parse_capture(result.stdout, where=f"probe under {python}")
@@ -156,7 +159,7 @@ def test_probe_on_this_machine() -> None:
 
 def test_output_option(tmp_path: Path) -> None:
     out = tmp_path / "capture.json"
-    result = subprocess.run([sys.executable, str(PROBE), "--no-commands", "--root",
+    result = subprocess.run([sys.executable, "-c", SOURCE, "--no-commands", "--root",
                              str(tmp_path), "-o", str(out)], capture_output=True, text=True,
                             check=True)
     assert result.stdout == ""
@@ -313,7 +316,7 @@ def test_health_pages_are_read_only_when_the_table_shows_trouble(
 # -- commands: missing, timing out, failing ---------------------------------------------------
 
 def run(argv: list[str], timeout: float = 5.0) -> dict[str, Any]:
-    return probe.run_command(argv, dict(os.environ), timeout)
+    return probe_io.run_command(argv, dict(os.environ), timeout)
 
 
 def test_missing_command_is_recorded() -> None:
@@ -354,7 +357,7 @@ def test_a_grandchild_holding_the_pipes_after_a_clean_exit_costs_at_most_the_tim
 
 def test_long_outputs_are_read_whole_and_capped() -> None:
     # More than a pipe's 64 KB while other commands run: read as it comes, nothing lost.
-    runner = probe.Commands(timeout=30, jobs=2)
+    runner = probe_io.Commands(timeout=30, jobs=2)
     runner.start([("big", [sys.executable, "-c", "print('x' * 300000)"], None),
                   ("huge", [sys.executable, "-c", "print('y' * (3 * 1024 * 1024))"], None),
                   ("both", [sys.executable, "-c", "import sys; sys.stderr.write('e' * 200000);"
@@ -362,7 +365,7 @@ def test_long_outputs_are_read_whole_and_capped() -> None:
                   ("small", ["sh", "-c", "echo small"], None)])
     runner.close()
     assert runner.records["big"]["stdout"] == "x" * 300000 + "\n"
-    assert runner.records["huge"]["stdout"] == "y" * probe.MAX_OUTPUT_BYTES
+    assert runner.records["huge"]["stdout"] == "y" * probe_io.MAX_OUTPUT_BYTES
     assert runner.records["both"]["stdout"] == "o" * 200000 + "\n"
     assert runner.records["both"]["stderr"] == "e" * 200000
     assert runner.records["small"]["stdout"] == "small\n"
@@ -371,7 +374,7 @@ def test_long_outputs_are_read_whole_and_capped() -> None:
 
 def test_commands_run_at_once_up_to_jobs() -> None:
     """Independent commands overlap: four one-second sleeps in two slots take about two."""
-    runner = probe.Commands(timeout=30, jobs=2)
+    runner = probe_io.Commands(timeout=30, jobs=2)
     started = time.monotonic()
     runner.start([(f"s{i}", ["sleep", "1"], None) for i in range(4)])
     runner.wait(["s0"])
@@ -382,7 +385,7 @@ def test_commands_run_at_once_up_to_jobs() -> None:
 
 
 def test_disabled_commands_run_nothing() -> None:
-    runner = probe.Commands(timeout=5, enabled=False)
+    runner = probe_io.Commands(timeout=5, enabled=False)
     runner.start([("echo", ["echo", "x"], None)])
     runner.close()
     assert runner.records == {}
@@ -392,8 +395,8 @@ def test_commands_get_no_descriptor_the_probe_inherited() -> None:
     """As subprocess's close_fds does: a command left running must not hold a pipe the
     probe's caller waits on."""
     read_end, write_end = os.pipe()
-    script = (f"import os, sys; sys.path.insert(0, {str(PROBE.parent)!r}); import probe\n"
-              "print(probe.run_command(['ls', '/proc/self/fd'], dict(os.environ), 5)"
+    script = (f"import os, sys; sys.path.insert(0, {str(PROBE.parent)!r}); import probe_io\n"
+              "print(probe_io.run_command(['ls', '/proc/self/fd'], dict(os.environ), 5)"
               "['stdout'].split())")
     try:
         done = subprocess.run([sys.executable, "-c", script], pass_fds=(write_end,),
@@ -425,7 +428,7 @@ def test_failing_command_keeps_its_output() -> None:
 
 
 def test_ldconfig_and_login_env_keep_only_what_may_leave_the_host() -> None:
-    runner = probe.Commands(timeout=5)
+    runner = probe_io.Commands(timeout=5, keep=probe._keep)
     runner._record(probe.LDCONFIG, {"stdout": "2 libs found in cache\n"
                                               "\tlibascendcl.so (libc6,AArch64) => /a\n"
                                               "\tlibssl.so.3 (libc6,AArch64) => /b\n"})
@@ -445,7 +448,7 @@ def test_npu_id_reading() -> None:
 # -- the standard library only, Python 3.8+ ---------------------------------------------------
 
 def test_probe_imports_only_the_standard_library() -> None:
-    tree = ast.parse(PROBE.read_text())
+    tree = ast.parse(SOURCE)
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -457,7 +460,7 @@ def test_probe_imports_only_the_standard_library() -> None:
 
 def test_probe_uses_the_standard_library_not_copies_of_it() -> None:
     """json, glob, subprocess and argparse do what the probe needs; it carries no copy."""
-    tree = ast.parse(PROBE.read_text())
+    tree = ast.parse(SOURCE)
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     assert {"json", "glob", "subprocess", "argparse", "selectors"} <= imported
@@ -468,7 +471,7 @@ def test_probe_uses_the_standard_library_not_copies_of_it() -> None:
 def test_probe_loads_nothing_outside_the_standard_library(tmp_path: Path) -> None:
     # -S: site-packages .pth hooks (sitecustomize, _distutils_hack) are this machine's, not
     # the probe's.
-    result = subprocess.run([sys.executable, "-S", "-X", "importtime", str(PROBE),
+    result = subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", SOURCE,
                              "--no-commands",
                              "--root", str(tmp_path)], capture_output=True, text=True, check=True)
     modules = {m.group(1).strip().split(".")[0]
@@ -545,7 +548,7 @@ def test_distributions_are_what_importlib_metadata_finds(tmp_path: Path) -> None
 def test_the_framework_python_lists_its_distributions() -> None:
     """The record of the interpreter --python names: the snippet run there, torch_npu's
     autoload off; none without commands."""
-    code = PROBE.read_text()
+    code = SOURCE
     here = subprocess.run([sys.executable, "-c", code, "--python", sys.executable,
                            "--no-commands"], capture_output=True, text=True, check=True)
     assert probe.FRAMEWORK_PYTHON not in json.loads(here.stdout)["commands"]
@@ -561,7 +564,7 @@ def test_the_framework_python_lists_its_distributions() -> None:
                            capture_output=True, text=True, check=True)
     assert json.loads(json.loads(other.stdout)["commands"][probe.FRAMEWORK_PYTHON]["stdout"]
                       )["executable"] == "/usr/bin/python3"
-    jobs = {key: env for key, _, env in probe.first_jobs(probe.Tree("/"), [BASE], "py", [],
+    jobs = {key: env for key, _, env in probe.first_jobs(probe_io.Tree("/"), [BASE], "py", [],
                                                          {"A": "1"})}
     assert jobs[probe.FRAMEWORK_PYTHON] == {"A": "1", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
@@ -577,7 +580,7 @@ def test_options() -> None:
     defaults = probe.parse_args([])
     assert defaults.python == sys.executable and defaults.root == "/"
     assert defaults.install_path == probe.DEFAULT_INSTALL_PATH and defaults.user == []
-    assert (defaults.timeout, defaults.jobs) == (probe.DEFAULT_TIMEOUT_S, probe.DEFAULT_JOBS)
+    assert (defaults.timeout, defaults.jobs) == (probe.DEFAULT_TIMEOUT_S, probe_io.DEFAULT_JOBS)
     assert defaults.output is None and defaults.no_commands is False
 
 
@@ -590,7 +593,7 @@ def test_options() -> None:
 ])
 def test_bad_options_exit_2_with_the_usage(words: list[str], message: str) -> None:
     # `python3 -c SOURCE` as on a target: the usage still names probe.py.
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE.read_text(), *words],
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", SOURCE, *words],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("usage: probe.py")
@@ -598,7 +601,7 @@ def test_bad_options_exit_2_with_the_usage(words: list[str], message: str) -> No
 
 
 def test_help() -> None:
-    done = subprocess.run([sys.executable, "-I", "-S", str(PROBE), "--help"],
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", SOURCE, "--help"],
                           capture_output=True, text=True, check=True)
     assert "--install-path P" in done.stdout and "--user USER" in done.stdout
     assert done.stdout.startswith("usage: probe.py")
@@ -612,7 +615,7 @@ def test_tree_glob_gives_logical_paths_under_any_root(tmp_path: Path) -> None:
     root = make_tree(tmp_path / "ro[o]t*")
     write(root, "/dev/.davinci9", "")
     (root / "dev" / "davinci7").symlink_to("/nowhere")
-    tree = probe.Tree(str(root))
+    tree = probe_io.Tree(str(root))
     assert tree.glob("/dev/davinci[0-9]*") == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci7"]
     assert tree.glob("/dev/*") == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci7",
                                    "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
@@ -648,7 +651,7 @@ def test_the_capture_records_what_it_always_did(tmp_path: Path, layout: str) -> 
     the probe before the standard-library rewrite recorded on the same tree."""
     expected = json.loads(EXPECTED_TREE.read_text().replace("{arch}", ARCH))[layout]
     root = make_tree(tmp_path / "root", layout)
-    done = subprocess.run([sys.executable, str(PROBE), "--root", str(root), "--no-commands"],
+    done = subprocess.run([sys.executable, "-c", SOURCE, "--root", str(root), "--no-commands"],
                           capture_output=True, text=True, check=True)
     document = json.loads(done.stdout)
     assert sorted(document) == expected["document"]
@@ -670,7 +673,7 @@ def test_the_document_is_ascii_json_and_text_survives_it(tmp_path: Path) -> None
     write(root, "/etc/hccn.conf", tricky)
     (root / "etc/selinux").mkdir()
     (root / "etc/selinux/config").write_bytes(b"SELINUX=\xff\xfe\n")
-    done = subprocess.run([sys.executable, str(PROBE), "--root", str(root), "--no-commands"],
+    done = subprocess.run([sys.executable, "-c", SOURCE, "--root", str(root), "--no-commands"],
                           capture_output=True, check=True)
     assert done.stdout.isascii() and done.stdout.endswith(b"}\n")
     files = json.loads(done.stdout)["files"]
