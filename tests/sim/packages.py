@@ -165,9 +165,8 @@ def build_run(kind: str, st: Stack, out: Path) -> None:
         (pay / "manifest.json").write_text(
             json.dumps(_manifest(kind, st), indent=2))
         if kind == "driver":
-            shutil.copy2(TARGET / "npu_smi.py", pay / "npu_smi.py")
-            shutil.copy2(TARGET / "hccn_tool.py", pay / "hccn_tool.py")
-            shutil.copy2(TARGET / "hccn_tool.sh", pay / "hccn_tool.sh")
+            for fake in ("npu_smi.py", "hccn_tool.py", "answered.sh", "ascend_sim_answers.py"):
+                shutil.copy2(TARGET / fake, pay / fake)
         for sub, libs in LIB_PLACES.get(kind, {}).items():
             d = pay / "payload" / kind / sub
             d.mkdir(parents=True, exist_ok=True)

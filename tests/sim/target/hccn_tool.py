@@ -1,12 +1,10 @@
 #!/usr/bin/python3 -S
 """Fake hccn_tool: the NPUs' RoCE ports of a simulated host, answered from the fleet's fabric.
 
-The fake driver installs this file beside <install path>/driver/tools/hccn_tool, a POSIX sh
-front (hccn_tool.sh here) that answers a plain query (`-i N -<cmd> -g`) from the answers this
-program rendered after the ports last changed, and runs this program for everything else:
-a probe asks some 60 queries a host, and a Python start for each made the simulated hosts,
-sharing the test machine's cores, the bottleneck of every fleet benchmark. Only the
-standard library. The ports' settings live in the fleet-shared fabric folder
+The fake driver installs this file as <install path>/driver/tools/hccn_tool.py, beside
+its sh front (answered.sh, installed as hccn_tool), which replays the answers this program
+renders to plain queries (`-i N -<cmd> -g`) after the ports change. Only the standard
+library. The ports' settings live in the fleet-shared fabric folder
 (/var/lib/ascend-sim/fabric/<host>.json, one file per host, bind-mounted into every host of a
 fleet), so a ping can see the other hosts' ports; the setters also rewrite /etc/hccn.conf, as
 the real tool persists its settings there.
@@ -36,16 +34,18 @@ import os
 import sys
 import time
 
+if __package__:
+    from tests.sim.target import ascend_sim_answers as answers
+else:  # on a simulated host, beside this file
+    import ascend_sim_answers as answers  # type: ignore[import-not-found, no-redef]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 STATE = "/var/lib/ascend-sim/state.json"
 FABRIC = "/var/lib/ascend-sim/fabric"
-# The sh front's answers, in the state's folder (hccn-answers/): <device><cmd>.out and .rc
-# per plain query, `fabric` (the path of this host's fabric file) and `stamp`, whose time is
-# when the inputs were read.
-ANSWERS = "hccn-answers"
+# The queries rendered for the front: `-i N <getter> -g`.
 GETTERS = ("-ip", "-link", "-link_stat", "-net_health", "-netdetect", "-gateway", "-optical",
            "-lldp", "-tls")
 HCCN_CONF = "/etc/hccn.conf"
@@ -188,28 +188,16 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
 
 
 def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns: int) -> None:
-    """Every plain query's answer for the sh front, stamped with `since_ns`, the time before
-    the state and fabric were read: a change after it makes them stale, and the front runs
-    this program again. A flapping port's `-link` changes as it is read: never rendered."""
-    folder = os.path.join(os.path.dirname(STATE), ANSWERS)
-    os.makedirs(folder, exist_ok=True)
-    rendered = {"fabric": fabric_path(host) + "\n"}
-    for device in devices:
-        p = dict(port(data, device))
-        for cmd in GETTERS:
-            if cmd == "-link" and p.get("flapping"):
-                continue
-            code, text = answer(cmd, device, p, data)
-            rendered[f"{device}{cmd}.out"], rendered[f"{device}{cmd}.rc"] = text, f"{code}\n"
-    for name, text in rendered.items():
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, os.path.join(folder, name))
-    stamp = os.path.join(folder, "stamp")
-    with open(stamp, "w", encoding="utf-8"):
-        pass
-    os.utime(stamp, ns=(since_ns, since_ns))
+    """Every plain query's answer for the sh front. A flapping port's `-link` changes as it
+    is read: never rendered."""
+    def one(argv: list[str]) -> tuple[int, str]:
+        device = int(argv[1])
+        return answer(argv[2], device, dict(port(data, device)), data)
+
+    queries = [["-i", str(device), cmd, "-g"] for device in devices for cmd in GETTERS
+               if not (cmd == "-link" and port(data, device).get("flapping"))]
+    answers.render(answers.folder_of(STATE, "hccn_tool"), since_ns, queries, one,
+                   lambda: [STATE, fabric_path(host)])
 
 
 def _values(args: list[str]) -> dict[str, str]:

@@ -32,6 +32,21 @@ DRIVER_MODULES = ("drv_pcie_host", "drv_devdrv", "drv_devmng", "drv_davinci_intf
 MODES = ("--full", "--install", "--upgrade", "--uninstall", "--run", "--devel", "--docker")
 
 
+
+def install_fake(fake: Path, tool: Path) -> None:
+    """A fake vendor tool at `tool`: the sh front that replays rendered answers
+    (answered.sh), the Python fake beside it as <tool>.py, and the renderer they share.
+    Each renamed into place, the front last: a call meanwhile runs the old files or the
+    new ones, never half of one."""
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    for source, dest in ((HERE / "ascend_sim_answers.py", tool.parent / "ascend_sim_answers.py"),
+                         (fake, tool.with_name(tool.name + ".py")),
+                         (HERE / "answered.sh", tool)):
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
+        shutil.copy2(source, tmp)
+        tmp.chmod(0o755 if dest == tool else 0o644)
+        tmp.replace(dest)
+
 class Fail(Exception):
     """Installer failure: message printed as the real installers print it, exit 1."""
 
@@ -205,9 +220,7 @@ class Package:
             t.chmod(0o755)
         # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py): an
         # sh front with the Python fake beside it (hccn_tool.py says why).
-        shutil.copy2(HERE / "hccn_tool.sh", drv / "tools" / "hccn_tool")
-        shutil.copy2(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool.py")
-        (drv / "tools" / "hccn_tool").chmod(0o755)
+        install_fake(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool")
         script = drv / "script" / "uninstall.sh"
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text("#!/bin/sh\n# simulated driver uninstaller\n")
@@ -235,13 +248,7 @@ class Package:
                "take effect!"
 
     def install_npu_smi(self) -> None:
-        NPU_SMI.parent.mkdir(parents=True, exist_ok=True)
-        # Renamed into place: an npu-smi starting meanwhile reads the old script or the new
-        # one, never half of one.
-        tmp = NPU_SMI.with_name(f".{NPU_SMI.name}.{os.getpid()}")
-        shutil.copy2(HERE / "npu_smi.py", tmp)
-        tmp.chmod(0o755)
-        tmp.replace(NPU_SMI)
+        install_fake(HERE / "npu_smi.py", NPU_SMI)
 
     def make_nodes(self, user: str, group: str) -> None:
         uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid

@@ -1,0 +1,75 @@
+"""Answers a fake vendor tool renders for its sh front (answered.sh), which replays them.
+
+Layout: <state folder>/answers/<tool>/ holds <key>.out and <key>.rc per query (the key: the
+arguments joined with "_"), `inputs` (the files the answers were computed from, one per
+line) and `stamp`, whose time is when those inputs were read: an input changed after it
+makes every answer stale. Installed beside each fake; only the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+
+def folder_of(state: str, tool: str) -> str:
+    return os.path.join(os.path.dirname(state), "answers", tool)
+
+
+def fresh(folder: str) -> bool:
+    """What the front tests: the stamp newer than every input (a missing one is never)."""
+    try:
+        stamp = os.stat(os.path.join(folder, "stamp")).st_mtime_ns
+        with open(os.path.join(folder, "inputs"), encoding="utf-8") as fh:
+            inputs = fh.read().splitlines()
+        return all(os.stat(path).st_mtime_ns < stamp for path in inputs)
+    except OSError:
+        return False
+
+
+def render(folder: str, since_ns: int, queries: Iterable[list[str]],
+           answer: Callable[[list[str]], tuple[int, str]], inputs: Callable[[], list[str]]
+           ) -> None:
+    """Every query's answer, stamped with `since_ns` (taken before the inputs were read).
+
+    One render at a time: a probe starts a dozen queries at once, and those that find the
+    answers stale wait for the first to render them instead of each rendering its own. A
+    caller that may not write them (a tool run by a user, not root) renders nothing: the
+    front then runs the Python fake every time, which answers all the same."""
+    with contextlib.suppress(PermissionError):
+        _render(folder, since_ns, queries, answer, inputs)
+
+
+def _render(folder: str, since_ns: int, queries: Iterable[list[str]],
+            answer: Callable[[list[str]], tuple[int, str]], inputs: Callable[[], list[str]]
+            ) -> None:
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, ".lock"), "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if fresh(folder):
+            return
+        rendered = {}
+        for argv in queries:
+            code, text = answer(argv)
+            key = "_".join(argv)
+            rendered[key + ".out"], rendered[key + ".rc"] = text, f"{code}\n"
+        rendered["inputs"] = "".join(path + "\n" for path in dict.fromkeys(inputs()))
+        for name, text in rendered.items():
+            tmp = os.path.join(folder, f".{name}.{os.getpid()}")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, os.path.join(folder, name))
+        # An earlier render's query this one has no answer for (an NPU gone): the stamp is
+        # stale until the new one is written, so nothing serves it meanwhile.
+        for name in os.listdir(folder):
+            if name.endswith((".out", ".rc")) and name not in rendered:
+                os.remove(os.path.join(folder, name))
+        stamp = os.path.join(folder, "stamp")
+        with open(stamp, "w", encoding="utf-8"):
+            pass
+        os.utime(stamp, ns=(since_ns, since_ns))
