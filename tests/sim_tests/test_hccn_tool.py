@@ -162,3 +162,29 @@ def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFacto
         assert fleet.ssh("sim1", f"{tool} -i 2 -ip -g").stdout == first.stdout
     finally:
         fleet.network_fault("sim1", "network-clear")
+
+
+@pytest.mark.slow
+def test_npu_smi_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory) -> None:
+    # npu-smi has the same front; its answers go stale when the state or a version file
+    # they were computed from changes (a device fault rewrites the state).
+    fleet: SimFleet = sim_fleet_factory(hosts=2, state="provisioned")
+    query = "npu-smi info -t health -i 1"
+    first = fleet.ssh("sim2", query)
+    assert first.returncode == 0 and "Health" in first.stdout, first.stdout + first.stderr
+    fake = fleet.root("sim2") / "usr/local/bin/npu-smi.py"
+    hidden = fake.with_name("hidden.py")
+    fake.rename(hidden)
+    try:
+        assert fleet.ssh("sim2", query).stdout == first.stdout
+        assert fleet.ssh("sim2", "npu-smi info -t usages -i 1").returncode != 0  # not rendered
+    finally:
+        hidden.rename(fake)
+    try:
+        fleet.fault("sim2", "health-alarm", device=1)
+        alarmed = fleet.ssh("sim2", query).stdout
+        assert alarmed != first.stdout and "Alarm" in alarmed, alarmed
+    finally:
+        fleet.fault("sim2", "clear")
+    assert fleet.ssh("sim2", query).stdout == first.stdout
+

@@ -155,10 +155,13 @@ def test_full_stack_new_layout(sim_scratch: ScratchRoots, repo: Path) -> None:
     assert (r / "ascend-toolkit/set_env.sh").exists()
     assert (root / "usr/local/dcmi/libdcmi.so").exists()
     smi = root / "usr/local/bin/npu-smi"
-    # One Python script, as the harness's fakes all are; nothing else of npu-smi's beside it.
-    assert smi.read_bytes().startswith(b"#!/usr/bin/python3 -S\n")
+    # The sh front that replays rendered answers and the Python fake beside it
+    # (target/answered.sh); nothing else of npu-smi's.
+    assert smi.read_bytes().startswith(b"#!/bin/sh\n")
+    assert smi.with_name("npu-smi.py").read_bytes().startswith(b"#!/usr/bin/python3 -S\n")
     assert smi.stat().st_mode & 0o777 == 0o755
-    assert [p.name for p in smi.parent.iterdir() if "npu" in p.name] == ["npu-smi"]
+    assert sorted(p.name for p in smi.parent.iterdir() if "npu" in p.name) == [
+        "npu-smi", "npu-smi.py"]
     assert run(root, "npu-smi info -t board -i 0").stdout.count("25.5.0") == 1
     # nnal needs the toolkit environment sourced first (CCI order).
     res = run(root, f"./{n['nnal']} --install --quiet")
