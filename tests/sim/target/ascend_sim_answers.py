@@ -1,9 +1,10 @@
 """Answers a fake vendor tool renders for its sh front (answered.sh), which replays them.
 
 Layout: <state folder>/answers/<tool>/ holds <key>.out and <key>.rc per query (the key: the
-arguments joined with "_"), `inputs` (the files the answers were computed from, one per
-line) and `stamp`, whose time is when those inputs were read: an input changed after it
-makes every answer stale. Installed beside each fake; only the standard library.
+arguments joined with commas), `inputs` (the files the answers were computed from, one per
+line) and `stamp`, whose modification time is when those inputs were read: an input whose
+status changed after it (ctime: a rewrite with its old mtime put back moves it too) makes
+every answer stale. Installed beside each fake; only the standard library.
 """
 
 from __future__ import annotations
@@ -17,17 +18,26 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
 
+# The kernel dates files from a clock that lags time.time_ns() by up to a tick: the stamp is
+# put this much earlier, so a change made while the inputs were read is never older than it.
+CLOCK_MARGIN_NS = 50_000_000
+
+
+def key_of(argv: list[str]) -> str:
+    return ",".join(argv)
+
+
 def folder_of(state: str, tool: str) -> str:
     return os.path.join(os.path.dirname(state), "answers", tool)
 
 
 def fresh(folder: str) -> bool:
-    """What the front tests: the stamp newer than every input (a missing one is never)."""
+    """What the front tests: no input changed after the stamp (a missing one never is)."""
     try:
         stamp = os.stat(os.path.join(folder, "stamp")).st_mtime_ns
         with open(os.path.join(folder, "inputs"), encoding="utf-8") as fh:
             inputs = fh.read().splitlines()
-        return all(os.stat(path).st_mtime_ns < stamp for path in inputs)
+        return bool(inputs) and all(os.stat(path).st_ctime_ns <= stamp for path in inputs)
     except OSError:
         return False
 
@@ -56,7 +66,7 @@ def _render(folder: str, since_ns: int, queries: Iterable[list[str]],
         rendered = {}
         for argv in queries:
             code, text = answer(argv)
-            key = "_".join(argv)
+            key = key_of(argv)
             rendered[key + ".out"], rendered[key + ".rc"] = text, f"{code}\n"
         rendered["inputs"] = "".join(path + "\n" for path in dict.fromkeys(inputs()))
         for name, text in rendered.items():
@@ -72,4 +82,5 @@ def _render(folder: str, since_ns: int, queries: Iterable[list[str]],
         stamp = os.path.join(folder, "stamp")
         with open(stamp, "w", encoding="utf-8"):
             pass
+        since_ns -= CLOCK_MARGIN_NS
         os.utime(stamp, ns=(since_ns, since_ns))
