@@ -21,7 +21,7 @@ import time
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 if __name__ != "__main__":  # imported; run as a program, probe_io's source ran first
-    from .probe_io import DEFAULT_JOBS, Commands, Job, Json, Tree, _name
+    from .probe_io import DEFAULT_JOBS, Commands, Job, Json, Tree, id_name
 
 # The docstring's first line (on a target probe_io's docstring comes first).
 DESCRIPTION = ("Capture the raw state of one Ascend host (or container, or chroot) as one JSON "
@@ -446,9 +446,9 @@ def capture(args: argparse.Namespace) -> Json:
 def _process_info() -> Json:
     """Who the probe runs as, with group names (what `id` prints), and what it may use."""
     gid, groups = os.getgid(), sorted(os.getgroups())
-    names = {str(g): _name("group", g) for g in dict.fromkeys([gid, *groups])}
+    names = {str(g): id_name("group", g) for g in dict.fromkeys([gid, *groups])}
     info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": gid, "groups": groups,
-                  "user": _name("user", os.geteuid()),
+                  "user": id_name("user", os.geteuid()),
                   "group_names": {g: name for g, name in names.items() if name is not None},
                   "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
                   "executable": sys.executable}

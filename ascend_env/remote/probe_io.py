@@ -103,8 +103,8 @@ class Tree:
             return
         kind = KINDS.get(stat.filemode(st.st_mode)[0], "unknown")
         info: Json = {"type": kind, "mode": "%04o" % stat.S_IMODE(st.st_mode), "uid": st.st_uid,
-                      "gid": st.st_gid, "owner": _name("user", st.st_uid),
-                      "group": _name("group", st.st_gid), "size": st.st_size}
+                      "gid": st.st_gid, "owner": id_name("user", st.st_uid),
+                      "group": id_name("group", st.st_gid), "size": st.st_size}
         if kind in ("char", "block"):
             info["rdev"] = "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
         if kind == "link":
@@ -161,7 +161,7 @@ def _label(real: str) -> Optional[str]:
 # Names by id, looked up once each: a lookup reads /etc/passwd or /etc/group again (or asks
 # the directory service), and the paths the probe stats share two or three owners.
 @functools.lru_cache(maxsize=None)
-def _name(kind: str, number: int) -> Optional[str]:
+def id_name(kind: str, number: int) -> Optional[str]:
     try:
         return pwd.getpwuid(number).pw_name if kind == "user" else grp.getgrgid(number).gr_name
     except KeyError:
