@@ -143,7 +143,6 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
     """A getter's exit code and output."""
     lines: list[str] = []
     out = lines.append
-    code = 0
     if cmd == "-ip":
         if not p.get("address"):
             return 1, "Get ipconf failed, because no ip was preset there!\n"
@@ -184,7 +183,7 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
             "tls preconfigured[1](0:non-preset, 1:preset), tls alarm time threshold[60]days\n")
     else:
         return 2, USAGE + "\n"
-    return code, "".join(lines)
+    return 0, "".join(lines)
 
 
 def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns: int) -> None:
