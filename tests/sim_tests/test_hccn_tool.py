@@ -6,7 +6,9 @@ ssh on simulated hosts, as the probe and the fix do.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -131,25 +133,32 @@ def test_a_fleet_pings_across_hosts(sim_fleet_factory: FleetFactory) -> None:
         fleet.network_fault("sim2", "network-clear")
 
 
+@contextlib.contextmanager
+def without(fake: Path) -> Iterator[None]:
+    """The Python fake moved aside: only the front's replayed answers still come."""
+    hidden = fake.with_name("hidden.py")
+    fake.rename(hidden)
+    try:
+        yield
+    finally:
+        hidden.rename(fake)
+
+
 @pytest.mark.slow
 def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory) -> None:
-    # The sh front (target/hccn_tool.sh) serves plain queries from the Python fake's rendered
+    # The sh front (target/answered.sh) serves plain queries from the Python fake's rendered
     # answers; a change of the ports makes them stale, and the Python fake answers again.
     fleet: SimFleet = sim_fleet_factory(hosts=2, state="provisioned")
     tool = "/usr/local/Ascend/driver/tools/hccn_tool"
     fake = fleet.root("sim1") / "usr/local/Ascend/driver/tools/hccn_tool.py"
     first = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
     assert (first.returncode, first.stdout) == (0, "ipaddr:10.20.2.11\nnetmask:255.255.255.0\n")
-    hidden = fake.with_name("hidden.py")
-    fake.rename(hidden)
-    try:  # without the Python fake, only what the front serves itself answers
+    with without(fake):  # only what the front serves itself answers
         again = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
         assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
         gateway = fleet.ssh("sim1", f"{tool} -i 2 -gateway -g")
         assert gateway.stdout == "default gateway:10.20.2.1, Iface:eth2\n"
         assert fleet.ssh("sim1", f"{tool} -i 2 -ping -g address 10.20.2.12").returncode != 0
-    finally:
-        hidden.rename(fake)
     try:
         fleet.network_fault("sim1", "no-address", device=2)
         stale = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
@@ -173,13 +182,9 @@ def test_npu_smi_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory
     first = fleet.ssh("sim2", query)
     assert first.returncode == 0 and "Health" in first.stdout, first.stdout + first.stderr
     fake = fleet.root("sim2") / "usr/local/bin/npu-smi.py"
-    hidden = fake.with_name("hidden.py")
-    fake.rename(hidden)
-    try:
+    with without(fake):
         assert fleet.ssh("sim2", query).stdout == first.stdout
         assert fleet.ssh("sim2", "npu-smi info -t usages -i 1").returncode != 0  # not rendered
-    finally:
-        hidden.rename(fake)
     try:
         fleet.fault("sim2", "health-alarm", device=1)
         alarmed = fleet.ssh("sim2", query).stdout
