@@ -7,7 +7,8 @@ from ascend_env.facts.capture import (
     Capture,
     CommandResult,
 )
-from ascend_env.facts.npu_smi import parse_npu_smi_info, worst_health
+from ascend_env.facts.npu_smi import worst_health
+from ascend_env.facts.npu_smi_table import parse_npu_smi_info
 from ascend_env.remote import probe
 from tests.facts.captures import sample
 

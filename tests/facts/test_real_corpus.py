@@ -23,7 +23,8 @@ from ascend_env.doctor.findings import CheckFailure, CheckWarning
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import save_capture
 from ascend_env.facts.model import Facts
-from ascend_env.facts.npu_smi import chip_for_npu_name, parse_npu_smi_info
+from ascend_env.facts.npu_smi import chip_for_npu_name
+from ascend_env.facts.npu_smi_table import parse_npu_smi_info
 from tests.cli_invoke import invoke
 from tests.facts.real_corpus import NPU_SMI_INFO, REAL, RealHost, capture_of, real_hosts
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ascend_env.facts.npu_smi import chip_for_npu_name, parse_npu_smi_info
+from ascend_env.facts.npu_smi import chip_for_npu_name
+from ascend_env.facts.npu_smi_table import parse_npu_smi_info
 from tests.facts.real_corpus import REAL
 from tests.sim import faults, hardware
 from tests.sim.chips import CHIPS
