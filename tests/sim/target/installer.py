@@ -32,7 +32,6 @@ DRIVER_MODULES = ("drv_pcie_host", "drv_devdrv", "drv_devmng", "drv_davinci_intf
 MODES = ("--full", "--install", "--upgrade", "--uninstall", "--run", "--devel", "--docker")
 
 
-
 def install_fake(fake: Path, tool: Path) -> None:
     """A fake vendor tool at `tool`: the sh front that replays rendered answers
     (answered.sh), the Python fake beside it as <tool>.py, and the renderer they share.
@@ -46,6 +45,7 @@ def install_fake(fake: Path, tool: Path) -> None:
         shutil.copy2(source, tmp)
         tmp.chmod(0o755 if dest == tool else 0o644)
         tmp.replace(dest)
+
 
 class Fail(Exception):
     """Installer failure: message printed as the real installers print it, exit 1."""
