@@ -54,28 +54,18 @@ def test_local_with_a_host_name_is_an_error(command: list[str], tmp_path: Path,
     assert not (tmp_path / "out.json").exists()
 
 
-def test_an_inventory_host_that_urllib_cannot_read_is_named(tmp_path: Path) -> None:
+# The zip's header holds its write time, so Ansible's ini plugin reads other bytes each time:
+# a host name with control characters (a zip's header always holds some), or no host at all;
+# named either way. (2026, 12, 4, 0, 49, 30) gave a NUL byte, which testinfra passed on and
+# the doctor reported as an unreachable host (found by the clean-clone CI); None: now.
+@pytest.mark.parametrize("when", [None, (2026, 12, 4, 0, 49, 30), (2026, 12, 4, 18, 0, 0)])
+def test_an_inventory_host_that_urllib_cannot_read_is_named(
+        tmp_path: Path, when: tuple[int, int, int, int, int, int] | None) -> None:
     # Ansible's ini plugin reads a zip's bytes as a host line; found by the bad-input campaign.
     inventory = tmp_path / "hosts.zip"
+    member = "../../escape.run" if when is None else zipfile.ZipInfo("../../escape.run", when)
     with zipfile.ZipFile(inventory, "w") as archive:
-        archive.writestr("../../escape.run", "#!/bin/sh\necho escaped\n")
-    result = invoke("doctor", "--inventory", str(inventory))
-    assert result.code == 2, result.err
-    # The zip's header holds its write time, so Ansible's ini plugin reads other bytes each
-    # time: a host name with control characters (a zip's header always holds some), or no
-    # host at all; named either way.
-    assert ("not a host name or address" in result.err or "no host of" in result.err) \
-        and "Traceback" not in result.err
-
-
-@pytest.mark.parametrize("when", [(2026, 12, 4, 0, 49, 30), (2026, 12, 4, 18, 0, 0)])
-def test_an_inventory_host_with_control_characters_is_refused(
-        tmp_path: Path, when: tuple[int, int, int, int, int, int]) -> None:
-    # This write time gave a host name with a NUL byte, which testinfra passed on and the
-    # doctor reported as an unreachable host (found by the clean-clone CI).
-    inventory = tmp_path / "hosts.zip"
-    with zipfile.ZipFile(inventory, "w") as archive:
-        archive.writestr(zipfile.ZipInfo("../../escape.run", when), "#!/bin/sh\necho escaped\n")
+        archive.writestr(member, "#!/bin/sh\necho escaped\n")
     result = invoke("doctor", "--inventory", str(inventory))
     assert result.code == 2, result.err
     assert ("not a host name or address" in result.err or "no host of" in result.err) \
