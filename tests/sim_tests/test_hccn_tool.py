@@ -107,6 +107,21 @@ def test_ping_answers_from_the_fabric(host: Path, capsys: pytest.CaptureFixture[
     assert run(capsys, "-i", "0", "-link", "-g")[1] == real("hccn_link", "down")
 
 
+def test_rendered_pings_carry_their_wire_time(
+        host: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # What the front replays for a ping: the Python fake's own answer, and the seconds it
+    # waits before answering (the fabric's ping_delay_s).
+    run(capsys, "-i", "0", "-ip", "-g")
+    folder = host / "answers" / "hccn_tool"
+    key = "-i,0,-ping,-g,address,10.20.0.12,pkt,1"
+    assert (folder / f"{key}.rc").read_text() == "0 0.2\n"
+    code, out = run(capsys, *key.split(","))
+    assert code == 0 and (folder / f"{key}.out").read_text() == out
+    # Only the same device index on the other hosts: the doctor's matrix.
+    assert sorted(p.name for p in folder.glob("*-ping*.rc")) == [
+        f"{key}.rc", "-i,1,-ping,-g,address,10.20.1.12,pkt,1.rc"]
+
+
 def test_flapping_link_counts_its_changes(host: Path, capsys: pytest.CaptureFixture[str]) -> None:
     network_faults.apply(host / "fabric", host, "sim1", "link-flapping", device=1)
     seen = {run(capsys, "-i", "1", "-link", "-g")[1] for _ in range(2)}
@@ -158,8 +173,16 @@ def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFacto
         assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
         gateway = fleet.ssh("sim1", f"{tool} -i 2 -gateway -g")
         assert gateway.stdout == "default gateway:10.20.2.1, Iface:eth2\n"
-        assert fleet.ssh("sim1", f"{tool} -i 2 -ping -g address 10.20.2.12").returncode != 0
+        # The doctor's pings (one packet) are rendered; another packet count is not.
+        ping = f"{tool} -i 2 -ping -g address 10.20.2.12"
+        assert "1 received, 0.00% packet loss" in fleet.ssh("sim1", f"{ping} pkt 1").stdout
+        assert fleet.ssh("sim1", ping).returncode != 0
     try:
+        # A ping's answer follows the other host's ports too.
+        fleet.network_fault("sim2", "ping-drop", device=2, peer="sim1")
+        dropped = fleet.ssh("sim1", f"{ping} pkt 1")
+        assert dropped.returncode == 1 and "recv time out seq=0" in dropped.stdout
+        fleet.network_fault("sim2", "network-clear")
         fleet.network_fault("sim1", "no-address", device=2)
         stale = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
         assert stale.returncode == 1 and "no ip was preset there" in stale.stdout
@@ -171,6 +194,7 @@ def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFacto
         assert fleet.ssh("sim1", f"{tool} -i 2 -ip -g").stdout == first.stdout
     finally:
         fleet.network_fault("sim1", "network-clear")
+        fleet.network_fault("sim2", "network-clear")
 
 
 @pytest.mark.slow

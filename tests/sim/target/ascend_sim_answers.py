@@ -1,10 +1,12 @@
 """Answers a fake vendor tool renders for its sh front (answered.sh), which replays them.
 
 Layout: <state folder>/answers/<tool>/ holds <key>.out and <key>.rc per query (the key: the
-arguments joined with commas), `inputs` (the files the answers were computed from, one per
-line) and `stamp`, whose modification time is when those inputs were read: an input whose
-status changed after it (ctime: a rewrite with its old mtime put back moves it too) makes
-every answer stale. Installed beside each fake; only the standard library.
+arguments joined with commas; .rc: the exit status, then the seconds the front waits before
+answering where the real tool waits on a wire, as a ping does), `inputs` (the files the
+answers were computed from, one per line) and `stamp`, whose modification time is when those
+inputs were read: an input whose status changed after it (ctime: a rewrite with its old mtime
+put back moves it too) makes every answer stale. Installed beside each fake; only the
+standard library.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+    # A query's exit status and output, and where the real tool waits on a wire, the seconds.
+    Answer = Callable[[list[str]], tuple[int, str] | tuple[int, str, float]]
 
 
 # The kernel dates files from a clock that lags time.time_ns() by up to a tick: the stamp is
@@ -42,22 +47,21 @@ def fresh(folder: str) -> bool:
         return False
 
 
-def render(folder: str, since_ns: int, queries: Iterable[list[str]],
-           answer: Callable[[list[str]], tuple[int, str]], inputs: Callable[[], list[str]]
-           ) -> None:
+def render(folder: str, since_ns: int, queries: Iterable[list[str]], answer: Answer,
+           inputs: Callable[[], list[str]]) -> None:
     """Every query's answer, stamped with `since_ns` (taken before the inputs were read).
 
     One render at a time: a probe starts a dozen queries at once, and those that find the
     answers stale wait for the first to render them instead of each rendering its own. A
     caller that may not write them (a tool run by a user, not root) renders nothing: the
-    front then runs the Python fake every time, which answers all the same."""
+    front then runs the Python fake every time, which answers all the same. An answer is the
+    exit status and output, and the seconds to wait where the real tool waits on a wire."""
     with contextlib.suppress(PermissionError):
         _render(folder, since_ns, queries, answer, inputs)
 
 
-def _render(folder: str, since_ns: int, queries: Iterable[list[str]],
-            answer: Callable[[list[str]], tuple[int, str]], inputs: Callable[[], list[str]]
-            ) -> None:
+def _render(folder: str, since_ns: int, queries: Iterable[list[str]], answer: Answer,
+            inputs: Callable[[], list[str]]) -> None:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, ".lock"), "a", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -65,9 +69,10 @@ def _render(folder: str, since_ns: int, queries: Iterable[list[str]],
             return
         rendered = {}
         for argv in queries:
-            code, text = answer(argv)
+            code, text, *wait = answer(argv)
             key = key_of(argv)
-            rendered[key + ".out"], rendered[key + ".rc"] = text, f"{code}\n"
+            rendered[key + ".out"] = str(text)
+            rendered[key + ".rc"] = " ".join(str(v) for v in (code, *wait)) + "\n"
         rendered["inputs"] = "".join(path + "\n" for path in dict.fromkeys(inputs()))
         for name, text in rendered.items():
             tmp = os.path.join(folder, f".{name}.{os.getpid()}")

@@ -3,8 +3,8 @@
 
 The fake driver installs this file as <install path>/driver/tools/hccn_tool.py, beside
 its sh front (answered.sh, installed as hccn_tool), which replays the answers this program
-renders to plain queries (`-i N -<cmd> -g`) after the ports change. Only the standard
-library. The ports' settings live in the fleet-shared fabric folder
+renders to plain queries (`-i N -<cmd> -g`) and to the doctor's pings after the ports
+change. Only the standard library. The ports' settings live in the fleet-shared fabric folder
 (/var/lib/ascend-sim/fabric/<host>.json, one file per host, bind-mounted into every host of a
 fleet), so a ping can see the other hosts' ports; the setters also rewrite /etc/hccn.conf, as
 the real tool persists its settings there.
@@ -43,9 +43,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    # An address in the fleet's fabric: the host, device index and port that hold it.
+    Holder = tuple[str, int, dict[str, Any]]
+
 STATE = "/var/lib/ascend-sim/state.json"
 FABRIC = "/var/lib/ascend-sim/fabric"
-# The queries rendered for the front: `-i N <getter> -g`.
+# The queries rendered for the front: `-i N <getter> -g`, and the doctor's pings.
 GETTERS = ("-ip", "-link", "-link_stat", "-net_health", "-netdetect", "-gateway", "-optical",
            "-lldp", "-tls")
 HCCN_CONF = "/etc/hccn.conf"
@@ -186,17 +189,76 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
     return 0, "".join(lines)
 
 
+def fabric_files() -> list[str]:
+    names = sorted(os.listdir(FABRIC) if os.path.isdir(FABRIC) else [])
+    return [os.path.join(FABRIC, name) for name in names if name.endswith(".json")]
+
+
+def fleet_ports() -> dict[str, Holder]:
+    """Every address in the fleet's fabric, and what holds it."""
+    found = {}
+    for path in fabric_files():
+        other = _load(path)
+        for device, q in other.get("devices", {}).items():
+            if q.get("address"):
+                found[q["address"]] = (other["host"], int(device), q)
+    return found
+
+
+def ping_answer(device: int, p: dict[str, Any], args: list[str], host: str,
+                fleet: dict[str, Holder]) -> tuple[int, str, float]:
+    """A ping's exit status, output and the time its packets take on the wire."""
+    values = _values(args)
+    target = values.get("address")
+    count = int(values.get("pkt", "3"))
+    if not target:
+        return 2, USAGE + "\n", 0.0
+    if not p.get("address"):
+        return 1, "Get ipconf failed, because no ip was preset there!\n", 0.0
+    peer = fleet.get(target)
+    answered = (peer is not None and _link(p) == "UP" and _link(peer[2]) == "UP"
+                and host not in peer[2].get("drop_pings_from", []))
+    lines = [f"device {device} PING {target}\n"]
+    for seq in range(count):
+        lines.append(f"recv seq={seq},time=0.0{4 + seq % 3}7000ms\n" if answered
+                     else f"recv time out seq={seq}\n")
+    got = count if answered else 0
+    loss = 100.0 * (count - got) / count
+    lines.append(f"{count} packets transmitted, {got} received, {loss:.2f}% packet loss\n")
+    # One round of `count` packets on the wire.
+    return (0 if answered else 1), "".join(lines), float(p.get("ping_delay_s", 0.2))
+
+
+def ping(device: int, p: dict[str, Any], args: list[str], host: str) -> int:
+    code, text, wait = ping_answer(device, p, args, host, fleet_ports())
+    time.sleep(wait)
+    sys.stdout.write(text)
+    return code
+
+
 def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns: int) -> None:
-    """Every plain query's answer for the sh front. A flapping port's `-link` changes as it
-    is read: never rendered."""
-    def one(argv: list[str]) -> tuple[int, str]:
+    """Every plain query's answer for the sh front, and the pings the doctor sends (one packet
+    to the same device index on every other host, ascend_env/doctor/reachability.py). A
+    flapping port's `-link` changes as it is read: never rendered. A ping's answer depends on
+    the other hosts' ports too, so every host's fabric file, and the folder (a host added),
+    are inputs."""
+    fleet = fleet_ports()
+
+    def one(argv: list[str]) -> tuple[int, str] | tuple[int, str, float]:
         device = int(argv[1])
-        return answer(argv[2], device, dict(port(data, device)), data)
+        p = dict(port(data, device))
+        if argv[2] == "-ping":
+            return ping_answer(device, p, argv[4:], host, fleet)
+        return answer(argv[2], device, p, data)
 
     queries = [["-i", str(device), cmd, "-g"] for device in devices for cmd in GETTERS
                if not (cmd == "-link" and port(data, device).get("flapping"))]
+    queries += [["-i", str(device), "-ping", "-g", "address", address, "pkt", "1"]
+                for device in devices if port(data, device).get("address")
+                for address, (owner, index, _) in sorted(fleet.items())
+                if owner != host and index == device]
     answers.render(answers.folder_of(STATE, "hccn_tool"), since_ns, queries, one,
-                   lambda: [STATE, fabric_path(host)])
+                   lambda: [STATE, FABRIC, *fabric_files()])
 
 
 def _values(args: list[str]) -> dict[str, str]:
@@ -222,37 +284,6 @@ def set_(cmd: str, p: dict[str, Any], args: list[str], data: dict[str, Any]) -> 
     return 0
 
 
-def ping(device: int, p: dict[str, Any], args: list[str], host: str) -> int:
-    values = _values(args)
-    target = values.get("address")
-    count = int(values.get("pkt", "3"))
-    if not target:
-        return _fail(USAGE, 2)
-    if not p.get("address"):
-        return _fail("Get ipconf failed, because no ip was preset there!")
-    peer = None
-    for name in sorted(os.listdir(FABRIC) if os.path.isdir(FABRIC) else []):
-        if not name.endswith(".json"):
-            continue
-        other = _load(os.path.join(FABRIC, name))
-        for q in other.get("devices", {}).values():
-            if q.get("address") == target:
-                peer = (other["host"], q)
-    answered = (peer is not None and _link(p) == "UP" and _link(peer[1]) == "UP"
-                and host not in peer[1].get("drop_pings_from", []))
-    time.sleep(float(p.get("ping_delay_s", 0.2)))  # one round of `count` packets on the wire
-    sys.stdout.write(f"device {device} PING {target}\n")
-    for seq in range(count):
-        if answered:
-            sys.stdout.write(f"recv seq={seq},time=0.0{4 + seq % 3}7000ms\n")
-        else:
-            sys.stdout.write(f"recv time out seq={seq}\n")
-    got = count if answered else 0
-    loss = 100.0 * (count - got) / count
-    sys.stdout.write(f"{count} packets transmitted, {got} received, {loss:.2f}% packet loss\n")
-    return 0 if answered else 1
-
-
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[0] != "-i" or not argv[1].isdigit():
         return _fail(USAGE, 2)
@@ -264,7 +295,8 @@ def main(argv: list[str]) -> int:
     host = _host()
     data = load_ports(host)
     data["host"] = host
-    if rest == ["-g"] and cmd in GETTERS:  # the front found no fresh answer
+    # The front found no fresh answer: a getter's or a ping's (those it renders).
+    if (rest == ["-g"] and cmd in GETTERS) or (cmd == "-ping" and rest[:1] == ["-g"]):
         render_answers(host, json.loads(json.dumps(data)), devices, since_ns)
     p = port(data, device)
     if cmd == "-ping" and rest[:1] == ["-g"]:
