@@ -47,6 +47,39 @@ def test_unique_addresses(fleet: list[Target]) -> None:
     observe(f"{len(where)} address(es), each once")
 
 
+def test_unique_super_device_ids(fleet: list[Target]) -> None:
+    """network.super-device-ids: no SDID twice in a super pod, no server index on two hosts."""
+    sdids: dict[tuple[str | None, str], list[str]] = defaultdict(list)
+    servers: dict[tuple[str | None, str], set[str]] = defaultdict(set)
+    for t in fleet:
+        for device, port in sorted(t.facts.network.devices.items()):
+            if port.super_device_id is not None:
+                sdids[(port.super_pod_id, port.super_device_id)].append(f"{t.name} device {device}")
+            if port.server_index is not None:
+                servers[(port.super_pod_id, port.server_index)].add(t.name)
+    if not sdids:
+        pytest.skip("no SuperPoD identity in any capture (not A3 hosts)")
+    twice = [f"SDID {sdid} in pod {pod}: {', '.join(places)}"
+             for (pod, sdid), places in sdids.items() if len(places) > 1]
+    shared = [f"server index {index} in pod {pod}: {', '.join(sorted(hosts))}"
+              for (pod, index), hosts in servers.items() if len(hosts) > 1]
+    if twice or shared:
+        detail = "; ".join(shared + twice)
+        fail_involving(
+            message=f"{len(shared)} server index(es) on several hosts, {len(twice)} SDID(s) "
+                    f"twice: {'; '.join((shared + twice)[:3])}", observed=detail,
+            expected="each die's SDID once in its super pod, each server index on one host",
+            why="HCCL refuses a pod with one superDeviceId twice (EI0014, \"devices have same "
+                "superDeviceId\"); a server id set twice (often after a board replacement) "
+                "gives its dies the same ids",
+            manual="npu-smi info -t spod-info -i N -c C on the hosts named; correct the server "
+                   "id through the management interface, or HCCL_LOGIC_SUPERPOD_ID",
+            involved=tuple(p for (pod, sdid), places in sdids.items() if len(places) > 1
+                           for p in places) or tuple(h for hs in servers.values()
+                                                     if len(hs) > 1 for h in sorted(hs)))
+    observe(f"{len(sdids)} SDID(s), each once in its pod")
+
+
 def _subnet(address: str, netmask: str | None) -> ipaddress.IPv4Network | None:
     try:
         return ipaddress.IPv4Network(f"{address}/{netmask or '255.255.255.255'}", strict=False)

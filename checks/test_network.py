@@ -228,3 +228,28 @@ def test_plan(network: NetworkFacts, with_spec: EnvSpec, context: DoctorContext,
              expected="the spec's network plan", why="rank tables and peers expect the plan's "
              "addresses", fix="network-ip", manual=FIX_HINT)
     observe(f"{len(plan)} port(s) as planned")
+
+
+def test_superpod(network: NetworkFacts) -> None:
+    """network.superpod: an A3 SuperPoD host's dies each give an SDID, all in one pod at one
+    server index."""
+    unread = {d: text for d, port in sorted(network.devices.items())
+              for key, text in port.unparsed.items() if "spod-info" in key}
+    dies = {d: port for d, port in sorted(network.devices.items()) if port.super_device_id}
+    if not dies and not unread:
+        pytest.skip("no SuperPoD identity in the capture (not an A3 host, or a probe from "
+                    "before it read npu-smi info -t spod-info)")
+    problems = [f"device {d}: spod-info answered {text!r}" for d, text in unread.items()]
+    for what, attribute in (("super pods", "super_pod_id"), ("server indexes", "server_index")):
+        seen = {d: getattr(p, attribute) for d, p in dies.items()}
+        if len(set(seen.values())) > 1:
+            problems.append(f"its dies name {len(set(seen.values()))} {what}: "
+                            + ", ".join(f"device {d} {v}" for d, v in seen.items()))
+    if problems:
+        fail(message="; ".join(problems[:3]), observed="; ".join(problems),
+             expected="every die: an SDID, one super pod and one server index per host",
+             why="HCCL places each rank in the pod by these ids; a server index that differs "
+                 "among a host's NPUs (after a board replacement) breaks SuperPoD jobs",
+             manual="compare npu-smi info -t spod-info -i N -c C on each die; the server id "
+                    "is set through the server's management interface (Redfish)")
+    observe(f"{len(dies)} die(s) in super pod {next(iter(dies.values())).super_pod_id}")

@@ -12,8 +12,7 @@ page for Atlas A3, which also gives the 1.0 layout):
 - version "1.2", A3 SuperPoD (chip 910_93): each server may carry `host_ip`, each device
   `super_device_id` (npu-smi info -t spod-info: SDID), the table a `super_pod_list` of
   `{super_pod_id, server_list: [{server_id}]}`; without the last two HCCL runs in "AI server
-  mode". The capture does not read SDIDs yet, so a table written from facts has neither
-  (the CLI says so); HostDevices can carry them.
+  mode". A table written from facts takes them from each die's spod-info (facts/superpod.py).
 
 Ranks run host by host in the order given, devices ascending within a host: each server's
 ranks are one consecutive run, as HCCL requires ("cross-server rank_id interleaving is not
@@ -71,8 +70,16 @@ def _super_pods(hosts: list[HostDevices]) -> list[dict[str, Any]] | None:
                              "a SuperPoD table places every server")
     pods: dict[str, list[str]] = {}
     last: str | None = None
+    owners: dict[tuple[str, str], str] = {}  # (pod, SDID) -> the die that has it
     for host in hosts:
         pod = str(host.super_pod_id)
+        for device, sdid in sorted(host.super_device_ids.items()):
+            here = f"{host.name} device {device}"
+            if owners.setdefault((pod, sdid), here) != here:
+                # HCCL's EI0014: "devices have same superDeviceId ... in superPod".
+                raise RanktableError(f"{owners[(pod, sdid)]} and {here} have one SDID ({sdid}) "
+                                     f"in super pod {pod}: HCCL refuses the table (fix the "
+                                     "server id; doctor --only network names it)")
         if pod in pods and pod != last:
             raise RanktableError(f"{host.name} of super pod {pod} comes after hosts of super "
                                  f"pod {last}: list each super pod's hosts together")
@@ -129,6 +136,17 @@ def build_ranktable(hosts: list[HostDevices], chip: str | None) -> dict[str, Any
 
 
 def host_devices(name: str, server_id: str, facts: Facts) -> HostDevices:
-    """A host's entry from its facts: its NPU ports' live addresses (hccn_tool -ip -g)."""
-    return HostDevices(name=name, server_id=server_id, devices=[
-        (device, port.address) for device, port in sorted(facts.network.devices.items())])
+    """A host's entry from its facts: its NPU ports' live addresses (hccn_tool -ip -g) and,
+    on A3, each die's SDID and the host's super pod (RanktableError when its dies name
+    different pods: one server is in one pod)."""
+    ports = sorted(facts.network.devices.items())
+    pods = {port.super_pod_id for _, port in ports if port.super_pod_id is not None}
+    if len(pods) > 1:
+        raise RanktableError(f"{name}: its dies name super pods {', '.join(sorted(pods))} "
+                             "(npu-smi info -t spod-info): one server is in one pod")
+    return HostDevices(
+        name=name, server_id=server_id,
+        devices=[(device, port.address) for device, port in ports],
+        super_pod_id=next(iter(pods), None),
+        super_device_ids={device: port.super_device_id for device, port in ports
+                          if port.super_device_id is not None})

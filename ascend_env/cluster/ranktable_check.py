@@ -226,12 +226,23 @@ def _devices(table: RankTable, fleet: Fleet, names: dict[int, str],
                 problems.append(RankProblem(
                     message=f"{where}: rank table says {device.device_ip}, the device has "
                             f"{live[device_id] or 'no address'}", host=name, device=device_id))
+            sdid = facts.network.devices[device_id].super_device_id \
+                if device_id in live else None
+            if device.super_device_id is not None and sdid is not None and \
+                    device.super_device_id != sdid:
+                # HCCL checks SDIDs itself only for duplicates (EI0014); a stale one links
+                # the rank to another die's HCCS port.
+                problems.append(RankProblem(
+                    message=f"{where}: rank table says super_device_id "
+                            f"{device.super_device_id}, the die's SDID is {sdid} (npu-smi "
+                            "info -t spod-info)", host=name, device=device_id))
 
 
 def check_ranktable(table: RankTable, fleet: Fleet) -> list[RankProblem]:
     """What in `table` disagrees with the hosts (name -> (address reached at, facts)): no
     problem means every device of every host once, ranks 0..n-1 in one run per server, the
-    hosts' addresses as server ids and the live addresses as device IPs."""
+    hosts' addresses as server ids, the live addresses as device IPs and, on A3, each die's
+    own SDID as its super_device_id."""
     problems: list[RankProblem] = []
     if table.status != COMPLETED:
         said = "is missing" if table.status is None else f"is {table.status!r}"

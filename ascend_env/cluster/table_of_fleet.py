@@ -109,7 +109,13 @@ def table_of_fleet(options: DoctorOptions) -> tuple[dict[str, Any], list[str]]:
     chip: str | None = options.spec.hardware.chip if options.spec else None
     chip = chip or next(iter(known), None)
     if chip == "910_93":
-        notes.append("A3 layout 1.2 without super_device_id and super_pod_list: the capture "
-                     "does not read npu-smi's SDID yet; SuperPoD jobs need them added")
+        lacking = [h.name for h in hosts if len(h.super_device_ids) < len(h.devices)]
+        if lacking:
+            notes.append(f"A3 layout 1.2: {', '.join(lacking)} gave no SDID for some dies "
+                         "(npu-smi info -t spod-info), so those lack super_device_id and the "
+                         "table has no super_pod_list unless every host names its pod")
+        notes.append("A3: device_ip holds each die's RoCE address (hccn_tool -ip -g); a "
+                     "SuperPoD job over HCCS uses the vNIC addresses (hccn_tool -i N -vnic -g), "
+                     "which ascend-env does not read (no public sample of that output)")
     notes += _against_plan(options, hosts)
     return build_ranktable(hosts, chip), notes

@@ -16,6 +16,7 @@ from ascend_env.facts import (
     npu_smi,
     pci,
     selinux,
+    superpod,
     system,
 )
 from ascend_env.facts.capture import Capture
@@ -23,7 +24,7 @@ from ascend_env.facts.model import AscendInstallRecord, Facts
 from ascend_env.facts.reader import CaptureReader
 
 AREAS = (installed, cann, npu_smi, pci, system, cpus, selinux, accounts, environment,
-         frameworks, network)
+         frameworks, network, superpod)
 
 # Every area's parsers by the folder name of their samples under tests/data/.
 PARSERS: dict[str, Callable[[Any], Any]] = {

@@ -407,6 +407,11 @@ class DeviceNetwork:
     optical_present: bool | None = None  # None = not captured or not told
     lldp: dict[str, str] = field(default_factory=dict)
     tls: dict[str, str] = field(default_factory=dict)
+    # A3 SuperPoD (npu-smi info -t spod-info, placed by `npu-smi info -m`): the die's SDID
+    # (a rank table's super_device_id), its super pod and its server's index in the pod.
+    super_device_id: str | None = None
+    super_pod_id: str | None = None
+    server_index: str | None = None
     # command key -> the raw text no parser could read: checks never pass on these.
     unparsed: dict[str, str] = field(default_factory=dict)
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ascend_env.facts import superpod
 from ascend_env.facts.model import DeviceNetwork, HccnConf, HostNic, NetworkFacts
 from ascend_env.facts.reader import CaptureReader
 from ascend_env.remote import probe
@@ -250,6 +251,7 @@ def read_network(r: CaptureReader) -> NetworkFacts:
             nic.state = states.get(nic.name, nic.state)
         facts.nics = nics
         r.notes.extend(f"{probe.IP_ADDR}: line not understood: {line!r}" for line in odd)
+    superpod.read_superpod(r, facts)
     return facts
 
 

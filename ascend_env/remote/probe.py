@@ -37,6 +37,12 @@ NPU_SMI_LIST = "npu-smi info -l"
 NPU_SMI_BOARD = "npu-smi info -t board -i {npu}"
 NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
 NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
+# A3 SuperPoD identity, read only where the `npu-smi info` table is an A3 one (its chip rows
+# name each die's `Phy-ID`): each die's SDID, super pod and server index (spod-info), and
+# which logical device each (NPU, chip) is (`-m`), the number hccn_tool and rank tables use.
+A3_TABLE_MARK = "Phy-ID"
+NPU_SMI_MAP = "npu-smi info -m"
+NPU_SMI_SPOD = "npu-smi info -t spod-info -i {npu} -c {chip}"
 # Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
 # per-device health pages, which carry the alarm codes.
 UNHEALTHY = frozenset(("warning", "alarm", "critical", "unknown"))
@@ -359,12 +365,15 @@ def npu_jobs(records: Dict[str, Json]) -> List[Job]:
     # every NPU there is OK they are skipped.
     table = records.get(NPU_SMI_INFO)
     all_ok = bool(table and table["rc"] == 0 and not _unhealthy(table["stdout"]))
-    jobs: List[Job] = []
+    a3 = bool(table and table["rc"] == 0 and A3_TABLE_MARK in table["stdout"])
+    jobs: List[Job] = [(NPU_SMI_MAP, _argv(NPU_SMI_MAP), None)] if a3 else []
     for npu, chips in _npu_ids(listing["stdout"]):
         keys = [NPU_SMI_BOARD.format(npu=npu)]
         if not all_ok:
             keys.append(NPU_SMI_HEALTH.format(npu=npu))
             keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
+        if a3:
+            keys += [NPU_SMI_SPOD.format(npu=npu, chip=chip) for chip in range(chips)]
         jobs += [(key, _argv(key), None) for key in keys]
     return jobs
 

@@ -372,3 +372,24 @@ def test_unreadable_tables_could_not_run(tmp_path: Path) -> None:
     (tmp_path / "latin.json").write_bytes(b'{"version": "1.0\xff"}')
     with pytest.raises(InputError, match="not UTF-8"):
         load_ranktable(tmp_path / "latin.json")
+
+
+def test_superpod_ids_that_hccl_refuses_make_no_table() -> None:
+    def a3(name: str, server: str, sdids: dict[int, str], pods: dict[int, str]) -> HostDevices:
+        f = facts_with({d: f"10.1.{d}.{server[-1]}" for d in sdids})
+        for d, port in f.network.devices.items():
+            port.super_device_id, port.super_pod_id = sdids[d], pods[d]
+        return host_devices(name, server, f)
+
+    one = a3("n1", "10.0.0.1", {0: "100", 1: "200"}, {0: "0", 1: "0"})
+    assert one.super_pod_id == "0" and one.super_device_ids == {0: "100", 1: "200"}
+    # HCCL's EI0014: one SDID twice in a super pod.
+    clash = a3("n2", "10.0.0.2", {0: "300", 1: "200"}, {0: "0", 1: "0"})
+    with pytest.raises(RanktableError, match=r"n1 device 1 and n2 device 1 have one SDID \(200\) "
+                                             "in super pod 0"):
+        build_ranktable([one, clash], "910_93")
+    # The same SDID in another pod is no clash.
+    other = a3("n2", "10.0.0.2", {0: "100", 1: "200"}, {0: "1", 1: "1"})
+    assert len(build_ranktable([one, other], "910_93")["super_pod_list"]) == 2
+    with pytest.raises(RanktableError, match="n3: its dies name super pods 0, 1"):
+        a3("n3", "10.0.0.3", {0: "1", 1: "2"}, {0: "0", 1: "1"})

@@ -131,7 +131,7 @@ def test_ready_host_passes_every_level1_check_that_applies(live: FleetReport) ->
     assert set(skipped) == {"frameworks.torch-npu-cann", "frameworks.torch-pair",
                             "frameworks.mindspore-cann", "frameworks.versions",
                             "threads.cpu-affinity", "selinux.labels", "containers.driver",
-                            "network.plan"}, \
+                            "network.plan", "network.superpod"}, \
         skipped
     assert report.summary["pass"] == len(report.checks) - len(skipped)
 

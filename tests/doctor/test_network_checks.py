@@ -129,3 +129,39 @@ def test_the_spec_plan_and_its_hccl_values() -> None:
         hosts["sim2"]["network.plan"].message
     assert "sim1: HCCL_CONNECT_TIMEOUT=(unset), spec 1200" in \
         fleet["network.hccl-env"].message
+
+
+def a3(k: int, server: int, **changes: dict[str, Any]) -> Facts:
+    """Host k of an A3 pod at `server`, its dies' SDIDs unique per server index."""
+    return host(k, {str(d): {"super_device_id": str((1 << 24) + ((server * 16 + d) << 16)),
+                             "super_pod_id": "0", "server_index": str(server),
+                             **changes.get(str(d), {})} for d in range(2)})
+
+
+def test_superpod_ids_are_judged_per_host_and_across_the_fleet() -> None:
+    hosts, fleet = run(a3(1, 0), a3(2, 1))
+    assert hosts["sim1"]["network.superpod"].status == "pass"
+    assert fleet["network.super-device-ids"].status == "pass"
+    # A host whose dies disagree on its server index.
+    hosts, _ = run(a3(1, 0, **{"1": {"server_index": "3"}}), a3(2, 1))
+    check = hosts["sim1"]["network.superpod"]
+    assert check.status == "fail"
+    assert "its dies name 2 server indexes: device 0 0, device 1 3" in check.message
+    # Two hosts at one server index: their SDIDs clash, and both hosts are named.
+    _, fleet = run(a3(1, 0), a3(2, 0))
+    check = fleet["network.super-device-ids"]
+    assert check.status == "fail"
+    assert "server index 0 in pod 0: sim1, sim2" in check.message
+    assert set(check.involved) == {"sim1 device 0", "sim2 device 0", "sim1 device 1",
+                                   "sim2 device 1"}
+    # A page not understood is never a pass; a 910B host skips.
+    odd = a3(1, 0)
+    odd.network.devices[1].super_device_id = None
+    odd.network.devices[1].unparsed["npu-smi info -t spod-info -i 0 -c 1"] = "ret is -8020"
+    hosts, _ = run(odd)
+    check = hosts["sim1"]["network.superpod"]
+    assert check.status == "fail"
+    assert "device 1: spod-info answered 'ret is -8020'" in check.message
+    hosts, fleet = run(host(1), host(2))
+    assert hosts["sim1"]["network.superpod"].status == "skip"
+    assert fleet["network.super-device-ids"].status == "skip"

@@ -84,11 +84,23 @@ def write_hccn_conf(root: Path, data: dict[str, Any]) -> None:
     conf.write_text(render_hccn_conf(data))
 
 
+def set_server_index(root: Path, host_index: int) -> str:
+    """An A3 host's place in the fleet's SuperPoD: host k is server k - 1 of pod 0 (a pod of
+    384 dies, as hicann/shmem's spod-info example prints); other chips have none."""
+    state = hardware.read_state(root)
+    if state["chip"] != "910_93":
+        return f"{state.get('host')}: not an A3 host, no super pod"
+    state["superpod"] = {"super_pod_id": 0, "size": 384, "server_index": host_index - 1}
+    hardware.write_state(root, state)
+    return f"{state.get('host')}: server index {host_index - 1} of super pod 0"
+
+
 def attach(root: Path, fabric: Path, host: str, host_index: int, configured: bool) -> None:
     """Give a host root its name, its ports in the fabric and the fabric mounted inside."""
     state = hardware.read_state(root)
     state["host"] = host
     hardware.write_state(root, state)
+    set_server_index(root, host_index)
     fabric.mkdir(parents=True, exist_ok=True)
     data = {"schema": FABRIC_SCHEMA, "host": host,
             "devices": {str(d): planned_port(host_index, d) if configured else bare_port()

@@ -13,7 +13,7 @@ from tests.sim import network
 from tests.sim.layout import SimError
 
 NETWORK_FAULTS = ("link-down", "link-flapping", "net-fault", "no-address", "duplicate-address",
-                  "wrong-subnet", "ping-drop", "network-clear")
+                  "wrong-subnet", "ping-drop", "server-index-clash", "network-clear")
 
 
 def apply(fabric: Path, root: Path, host: str, fault: str, *, device: int = 0,
@@ -21,16 +21,22 @@ def apply(fabric: Path, root: Path, host: str, fault: str, *, device: int = 0,
     """Set `fault` on `device` of `host` (whose root is `root`).
 
     `peer` names the other host for `duplicate-address` (this device takes the peer's
-    same-index address) and `ping-drop` (this device stops answering pings from the peer).
+    same-index address), `ping-drop` (this device stops answering pings from the peer) and
+    `server-index-clash` (an A3 host takes the peer's server index in the super pod, as a
+    server id left wrong after a board replacement: its dies' SDIDs clash with the peer's).
     """
     if fault not in NETWORK_FAULTS:
         raise SimError(f"unknown network fault {fault!r}; choose one of "
                        f"{', '.join(NETWORK_FAULTS)}")
-    if fault in ("duplicate-address", "ping-drop") and not peer:
+    if fault in ("duplicate-address", "ping-drop", "server-index-clash") and not peer:
         raise SimError(f"{fault} needs the other host (--peer HOST)")
+    if fault == "server-index-clash":
+        assert peer is not None
+        return network.set_server_index(root, int(peer.removeprefix("sim")))
     data = network.read_ports(fabric, host)
     if fault == "network-clear":
         index = int(host.removeprefix("sim"))
+        network.set_server_index(root, index)
         data["devices"] = {d: network.planned_port(index, int(d)) for d in data["devices"]}
         network.write_ports(fabric, data)
         network.write_hccn_conf(root, data)

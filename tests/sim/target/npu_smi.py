@@ -247,6 +247,33 @@ def info_list(state: dict[str, Any]) -> str:
     return "\n".join(out).rstrip("\n")
 
 
+def chip_map(state: dict[str, Any]) -> str:
+    """`npu-smi info -m`: a tab, then columns 31 wide, as a real 910B3 host prints it; A3
+    adds `Chip Phy-ID` (tests/data/npu_smi_map/). Each board's Mcu has no logic id."""
+    a3 = "superpod" in state
+    name = state["npu_name"] if state["npu_name"].startswith("Ascend") \
+        else f"Ascend {state['npu_name']}"
+    rows = [["NPU ID", "Chip ID", "Chip Logic ID", *(["Chip Phy-ID"] if a3 else []), "Chip Name"]]
+    per = int(state.get("chips_per_npu", 1))
+    for npu in present(state):
+        for chip in range(per):
+            device = str(npu["device_base"] + chip)
+            rows.append([str(npu["npu_id"]), str(chip), device, *([device] if a3 else []), name])
+        rows.append([str(npu["npu_id"]), str(per), "-", *(["-"] if a3 else []), "Mcu"])
+    return "\n".join("\t" + "".join(c.ljust(31) for c in row[:-1]) + row[-1] for row in rows)
+
+
+def spod_info(state: dict[str, Any], npu: dict[str, Any], chip: int) -> str:
+    """spod-info's four lines (hicann/shmem's A3 example). The SDID here is ours: unique per
+    die and server in a pod, shaped like the real ones (multiples of 2^16); the vendor's
+    encoding is not public."""
+    pod = state["superpod"]
+    sdid = (1 << 24) + ((int(pod["server_index"]) * 16 + npu["device_base"] + chip) << 16)
+    return "\n".join([f"SDID : {sdid}", f"Super Pod Size : {pod['size']}",
+                      f"Super Pod ID : {pod['super_pod_id']}",
+                      f"Server Index : {pod['server_index']}"])
+
+
 def board(state: dict[str, Any], npu: dict[str, Any]) -> str:
     return "\n".join([
         kv("NPU ID", npu["npu_id"]),
@@ -325,6 +352,9 @@ def main(argv: list[str]) -> int:
     if "-l" in flags:
         print(info_list(state))
         return 0
+    if "-m" in flags:
+        print(chip_map(state))
+        return 0
     if not opts and not flags:
         print(info_table(state))
         return 0
@@ -341,6 +371,9 @@ def main(argv: list[str]) -> int:
             return 0
         if opts["-t"] == "health":
             print(health(state, npu, chip))
+            return 0
+        if opts["-t"] == "spod-info" and "superpod" in state and chip is not None:
+            print(spod_info(state, npu, chip))
             return 0
     print(USAGE)
     return 255
@@ -372,6 +405,10 @@ def probe_queries() -> Iterator[list[str]]:
         yield ["info", "-t", "health", "-i", npu_id]
         for chip in range(int(state.get("chips_per_npu", 1))):
             yield ["info", "-t", "health", "-i", npu_id, "-c", str(chip)]
+            if "superpod" in state:
+                yield ["info", "-t", "spod-info", "-i", npu_id, "-c", str(chip)]
+    if "superpod" in state:
+        yield ["info", "-m"]
 
 
 def render_answers(since_ns: int) -> None:
