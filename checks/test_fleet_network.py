@@ -59,24 +59,24 @@ def test_unique_super_device_ids(fleet: list[Target]) -> None:
                 servers[(port.super_pod_id, port.server_index)].add(t.name)
     if not sdids:
         pytest.skip("no SuperPoD identity in any capture (not A3 hosts)")
-    twice = [f"SDID {sdid} in pod {pod}: {', '.join(places)}"
-             for (pod, sdid), places in sdids.items() if len(places) > 1]
-    shared = [f"server index {index} in pod {pod}: {', '.join(sorted(hosts))}"
-              for (pod, index), hosts in servers.items() if len(hosts) > 1]
+    twice = {f"SDID {sdid} in pod {pod}": places
+             for (pod, sdid), places in sdids.items() if len(places) > 1}
+    shared = {f"server index {index} in pod {pod}": sorted(hosts)
+              for (pod, index), hosts in servers.items() if len(hosts) > 1}
     if twice or shared:
-        detail = "; ".join(shared + twice)
+        found = [f"{what}: {', '.join(where)}" for what, where in {**shared, **twice}.items()]
         fail_involving(
             message=f"{len(shared)} server index(es) on several hosts, {len(twice)} SDID(s) "
-                    f"twice: {'; '.join((shared + twice)[:3])}", observed=detail,
+                    f"twice: {'; '.join(found[:3])}", observed="; ".join(found),
             expected="each die's SDID once in its super pod, each server index on one host",
             why="HCCL refuses a pod with one superDeviceId twice (EI0014, \"devices have same "
                 "superDeviceId\"); a server id set twice (often after a board replacement) "
                 "gives its dies the same ids",
             manual="npu-smi info -t spod-info -i N -c C on the hosts named; correct the server "
                    "id through the management interface, or HCCL_LOGIC_SUPERPOD_ID",
-            involved=tuple(p for (pod, sdid), places in sdids.items() if len(places) > 1
-                           for p in places) or tuple(h for hs in servers.values()
-                                                     if len(hs) > 1 for h in sorted(hs)))
+            # The dies whose ids clash; with none, the hosts that share a server index.
+            involved=tuple(dict.fromkeys(p for places in (twice or shared).values()
+                                         for p in places)))
     observe(f"{len(sdids)} SDID(s), each once in its pod")
 
 
