@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.sim import network
+from tests.sim import hardware, network
 from tests.sim.layout import SimError
 
 NETWORK_FAULTS = ("link-down", "link-flapping", "net-fault", "no-address", "duplicate-address",
@@ -36,7 +36,8 @@ def apply(fabric: Path, root: Path, host: str, fault: str, *, device: int = 0,
     data = network.read_ports(fabric, host)
     if fault == "network-clear":
         index = int(host.removeprefix("sim"))
-        network.set_server_index(root, index)
+        if hardware.state_path(root).exists():  # not so for a fabric-only host (unit tests)
+            network.set_server_index(root, index)
         data["devices"] = {d: network.planned_port(index, int(d)) for d in data["devices"]}
         network.write_ports(fabric, data)
         network.write_hccn_conf(root, data)
