@@ -22,9 +22,10 @@ Output shapes, as the real tool prints them:
   a ping reply block `device 0 PING 10.10.100.10` / `recv seq=0,time=0.067000ms` /
   `3 packets transmitted, 3 received, 0.00% packet loss`, and `recv time out seq=0` for a lost
   packet (read_file id 20121850198).
-- `-link_stat -g`: `link up count : N`, `link down count : N` and `[<ctime>]  LINK UP|DOWN`
-  records, the fields a public Prometheus exporter of hccn_tool parses (read_file id
-  8220353518); the exact column padding here is ours.
+- `-link_stat -g`: `[devid N]current time        : <ctime>`, `link up count`, `link down
+  count`, `link change records :` and one `[devid N]    <ctime>    LINK UP|DOWN` line per
+  change, newest first, as an HCCL troubleshooting page quotes it (read_file id 54587136335;
+  tests/data/hccn_link_stat/).
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
         out(f"{tag}link up count       : {p.get('link_up', 1)}\n")
         out(f"{tag}link down count     : {p.get('link_down', 0)}\n")
         out(f"{tag}link change records :\n")
-        out(f"{tag}    [{now}]    LINK {_link(p)}\n")
+        out(f"{tag}    {now}    LINK {_link(p)}\n")
     elif cmd == "-net_health":
         out("net health status: {}\n".format(p.get("health", "Success")))
     elif cmd == "-netdetect":
