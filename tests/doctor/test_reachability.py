@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from ascend_env.doctor.reachability import Ping, matrix_document, plan_pings, read_answers
+from ascend_env.doctor.reachability import (
+    Ping,
+    matrix_document,
+    plan_hccs_pings,
+    plan_pings,
+    read_answers,
+)
 from ascend_env.doctor.suite import Target
 from ascend_env.facts.model import DeviceNetwork, Facts, NetworkFacts
 from ascend_env.remote import hccn_ping
@@ -50,3 +56,36 @@ def test_answers_onto_pairs_and_the_matrix() -> None:
     assert matrix_document(read)["devices"] == {"0": {"a": {"b": "ok", "c": "no reply"}},
                                                 "1": {"a": {"c": "unknown"}}}
     assert all(p.answered is None for p in read_answers(pings, "not json"))
+
+
+# An HCCS ping's answer in the shape Huawei's open-sourced hccn_tool prints it (tool_ping_printf,
+# read_file id 54654522539): assembled from its format strings, not quoted from a host.
+HCCS_OK = ("device 0 PING 192.24.0.1\n\nThis pkt ping success!\n"
+           "recv seq 0, time = 3.512us, L1 plane check result = 0x0\n\n"
+           "1 packets transmitted, 1 received, 0.00% packets loss\nmax time 3.512us\n"
+           "min time 3.512us\naverage time 3.512us\nTP95 time 3.512us\n")
+
+
+def die(name: str, sdids: dict[int, str], pod: str = "0") -> Target:
+    ports = {d: DeviceNetwork(device=d, address=f"10.0.{d}.{name}", super_device_id=s,
+                              super_pod_id=pod) for d, s in sdids.items()}
+    return Target(name=name, facts=Facts(network=NetworkFacts(captured=True, devices=ports)))
+
+
+def test_hccs_pings_go_to_the_same_die_index_in_the_same_pod() -> None:
+    fleet = [die("1", {0: "100", 1: "101"}), die("2", {0: "200"}), die("3", {0: "300"}, pod="1")]
+    plan = plan_hccs_pings(fleet)
+    assert [(p.device, p.peer, p.address, p.via) for p in plan["1"]] == [(0, "2", "200", "hccs")]
+    assert plan["3"] == []  # alone in its pod
+    assert plan_hccs_pings([target("a", {0: "10.0.0.1"}), target("b", {0: "10.0.0.2"})]) == {
+        "a": [], "b": []}
+    assert hccn_ping.parse(HCCS_OK) == {"answered": True, "transmitted": 1, "received": 1}
+    # The answers come back keyed by SDID; a RoCE answer with the same text is another pair.
+    stdout = json.dumps({"results": [
+        {"device": 0, "via": "hccs", "sdid": "200", "answered": True, "stdout": HCCS_OK},
+        {"device": 0, "via": "roce", "address": "200", "answered": False, "stdout": ""}]})
+    read = read_answers(plan["1"], stdout)
+    assert [(p.answered, p.detail) for p in read] == [
+        (True, "1 packets transmitted, 1 received, 0.00% packets loss")]
+    assert matrix_document(read) == {"schema": "ascend-env/ping-matrix/v1", "via": "hccs",
+                                     "devices": {"0": {"1": {"2": "ok"}}}}

@@ -84,15 +84,30 @@ def write_hccn_conf(root: Path, data: dict[str, Any]) -> None:
     conf.write_text(render_hccn_conf(data))
 
 
-def set_server_index(root: Path, host_index: int) -> str:
+def sdid_of(server_index: int, device: int) -> int:
+    """A die's SDID here: unique per die and server in a pod, shaped like the real ones (2^24
+    and up, multiples of 2^16). Ours: the vendor's encoding is not public."""
+    return (1 << 24) + ((server_index * 16 + device) << 16)
+
+
+def set_server_index(fabric: Path, root: Path, host: str, host_index: int) -> str:
     """An A3 host's place in the fleet's SuperPoD: host k is server k - 1 of pod 0 (a pod of
-    384 dies, as hicann/shmem's spod-info example prints); other chips have none."""
+    384 dies, as hicann/shmem's spod-info example prints). Its dies' SDIDs go to its state
+    (the fake npu-smi prints them) and to its ports in the fabric (the fake hccn_tool's HCCS
+    pings find a peer by them). Other chips have none."""
     state = hardware.read_state(root)
     if state["chip"] != "910_93":
-        return f"{state.get('host')}: not an A3 host, no super pod"
-    state["superpod"] = {"super_pod_id": 0, "size": 384, "server_index": host_index - 1}
+        return f"{host}: not an A3 host, no super pod"
+    server = host_index - 1
+    sdids = {str(d): sdid_of(server, d) for d in devices_of(root)}
+    state["superpod"] = {"super_pod_id": 0, "size": 384, "server_index": server,
+                         "sdids": sdids}
     hardware.write_state(root, state)
-    return f"{state.get('host')}: server index {host_index - 1} of super pod 0"
+    data = read_ports(fabric, host)
+    for device, port in data["devices"].items():
+        port["sdid"], port["super_pod_id"] = sdids.get(device), 0
+    write_ports(fabric, data)
+    return f"{host}: server index {server} of super pod 0"
 
 
 def attach(root: Path, fabric: Path, host: str, host_index: int, configured: bool) -> None:
@@ -100,12 +115,12 @@ def attach(root: Path, fabric: Path, host: str, host_index: int, configured: boo
     state = hardware.read_state(root)
     state["host"] = host
     hardware.write_state(root, state)
-    set_server_index(root, host_index)
     fabric.mkdir(parents=True, exist_ok=True)
     data = {"schema": FABRIC_SCHEMA, "host": host,
             "devices": {str(d): planned_port(host_index, d) if configured else bare_port()
                         for d in devices_of(root)}}
     write_ports(fabric, data)
+    set_server_index(fabric, root, host, host_index)
     inside = root / FABRIC_REL
     inside.mkdir(parents=True, exist_ok=True)
     res = subprocess.run(["mount", "--bind", str(fabric), str(inside)],

@@ -32,15 +32,15 @@ def apply(fabric: Path, root: Path, host: str, fault: str, *, device: int = 0,
         raise SimError(f"{fault} needs the other host (--peer HOST)")
     if fault == "server-index-clash":
         assert peer is not None
-        return network.set_server_index(root, int(peer.removeprefix("sim")))
+        return network.set_server_index(fabric, root, host, int(peer.removeprefix("sim")))
     data = network.read_ports(fabric, host)
     if fault == "network-clear":
         index = int(host.removeprefix("sim"))
-        if hardware.state_path(root).exists():  # not so for a fabric-only host (unit tests)
-            network.set_server_index(root, index)
         data["devices"] = {d: network.planned_port(index, int(d)) for d in data["devices"]}
         network.write_ports(fabric, data)
         network.write_hccn_conf(root, data)
+        if hardware.state_path(root).exists():  # not so for a fabric-only host (unit tests)
+            network.set_server_index(fabric, root, host, index)
         return f"{host}: ports back to the plan"
     port = data["devices"].get(str(device))
     if port is None:

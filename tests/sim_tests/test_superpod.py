@@ -68,3 +68,21 @@ def test_a_server_index_set_twice_is_named(pod: SimFleet, tmp_path: Path) -> Non
                      str(tmp_path / "hccl.json"))
     assert refused.code == 1 and "sim1 device 0 and sim2 device 0 have one SDID" in refused.err
     assert not (tmp_path / "hccl.json").exists()
+
+
+def test_level_2_pings_each_die_over_hccs_and_names_the_pair_that_fails(pod: SimFleet) -> None:
+    only = ("--level", "2")  # beside the category: RoCE pings run too
+    code, report = doctor(pod, *only)
+    assert code == 0, checks_by_host(report)
+    check = next(c for c in report["fleet_checks"] if c["id"] == "network.hccs-reachability")
+    assert check["status"] == "pass" and check["observed"] == "16 pair(s) answered", check
+    pod.network_fault("sim2", "ping-drop", device=3, peer="sim1")
+    code, report = doctor(pod, *only)
+    assert code == 1
+    # The fault drops sim1's pings on sim2's die 3: over RoCE and HCCS alike.
+    failing = {c["id"]: c for c in checks_by_host(report)["fleet"]}
+    assert set(failing) == {"network.reachability", "network.hccs-reachability"}, failing
+    failed = failing["network.hccs-reachability"]
+    assert "1 of 16 pair(s) do not reach each other: sim1 device 3 -> sim2 device 3 (SDID " \
+        in failed["message"], failed["message"]
+    assert failed["involved"] == ["sim1 device 3", "sim2 device 3"]

@@ -22,6 +22,12 @@ Output shapes, as the real tool prints them:
   a ping reply block `device 0 PING 10.10.100.10` / `recv seq=0,time=0.067000ms` /
   `3 packets transmitted, 3 received, 0.00% packet loss`, and `recv time out seq=0` for a lost
   packet (read_file id 20121850198).
+- `-hccs_ping -g sdid S` (A3 SuperPoD, over HCCS to the die with that SDID): Huawei's
+  open-sourced hccn_tool (tool_ping_printf, read_file id 54654522539) prints "device %d PING
+  %s" (the peer's vNIC address), per packet "This pkt ping success!" or "This pkt send fail!"
+  and `recv seq N, time = T.TTTus, L1 plane check result = 0x0`, then `N packets transmitted,
+  M received, X.XX% packets loss` and max/min/average/TP95 times. The vNIC address (made
+  from the SDID here) and the default of 3 packets are ours.
 - `-link_stat -g`: `[devid N]current time        : <ctime>`, `link up count`, `link down
   count`, `link change records :` and one `[devid N]    <ctime>    LINK UP|DOWN` line per
   change, newest first, as an HCCL troubleshooting page quotes it (read_file id 54587136335;
@@ -195,14 +201,15 @@ def fabric_files() -> list[str]:
     return [os.path.join(FABRIC, name) for name in names if name.endswith(".json")]
 
 
-def fleet_ports() -> dict[str, Holder]:
-    """Every address in the fleet's fabric, and what holds it."""
+def fleet_ports(key: str = "address") -> dict[str, Holder]:
+    """Every port of the fleet's fabric that has `key` (its address, or an A3 die's SDID), by
+    that value."""
     found = {}
     for path in fabric_files():
         other = _load(path)
         for device, q in other.get("devices", {}).items():
-            if q.get("address"):
-                found[q["address"]] = (other["host"], int(device), q)
+            if q.get(key):
+                found[str(q[key])] = (other["host"], int(device), q)
     return found
 
 
@@ -230,8 +237,36 @@ def ping_answer(device: int, p: dict[str, Any], args: list[str], host: str,
     return (0 if answered else 1), "".join(lines), float(p.get("ping_delay_s", 0.2))
 
 
-def ping(device: int, p: dict[str, Any], args: list[str], host: str) -> int:
-    code, text, wait = ping_answer(device, p, args, host, fleet_ports())
+def hccs_answer(device: int, p: dict[str, Any], args: list[str], host: str,
+                dies: dict[str, Holder]) -> tuple[int, str, float]:
+    """An HCCS ping to a die by its SDID (`dies`: fleet_ports("sdid")): it answers from the
+    same super pod only."""
+    values = _values(args)
+    sdid, count = values.get("sdid", ""), values.get("cnt", "3")
+    if not sdid.isdigit() or not count.isdigit() or "address" in values:
+        return 2, USAGE + "\n", 0.0
+    peer = dies[sdid][2] if sdid in dies else None
+    answered = (peer is not None and p.get("super_pod_id") == peer.get("super_pod_id")
+                and host not in peer.get("drop_pings_from", []))
+    number = int(sdid)
+    lines = [f"device {device} PING 192.24.{(number >> 20) & 0xFF}.{(number >> 16) & 0xF}\n\n"]
+    for seq in range(int(count)):
+        lines.append("This pkt ping success!\n" if answered else "This pkt send fail!\n")
+        lines.append(f"recv seq {seq}, time = {3 + seq % 2}.512us, L1 plane check result = "
+                     "0x0\n\n")
+    got = int(count) if answered else 0
+    loss = 100.0 * (int(count) - got) / max(1, int(count))
+    lines.append(f"{count} packets transmitted, {got} received, {loss:.2f}% packets loss\n")
+    for what in ("max", "min", "average", "TP95"):
+        lines.append(f"{what} time {'3.512' if answered else '0.000'}us\n")
+    return 0, "".join(lines), float(p.get("ping_delay_s", 0.2))
+
+
+def ping(device: int, p: dict[str, Any], args: list[str], host: str, via: str = "-ping") -> int:
+    if via == "-hccs_ping":
+        code, text, wait = hccs_answer(device, p, args, host, fleet_ports("sdid"))
+    else:
+        code, text, wait = ping_answer(device, p, args, host, fleet_ports())
     time.sleep(wait)
     sys.stdout.write(text)
     return code
@@ -243,13 +278,15 @@ def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns
     flapping port's `-link` changes as it is read: never rendered. A ping's answer depends on
     the other hosts' ports too, so every host's fabric file, and the folder (a host added),
     are inputs."""
-    fleet = fleet_ports()
+    fleet, dies = fleet_ports(), fleet_ports("sdid")
 
     def one(argv: list[str]) -> tuple[int, str] | tuple[int, str, float]:
         device = int(argv[1])
         p = dict(port(data, device))
         if argv[2] == "-ping":
             return ping_answer(device, p, argv[4:], host, fleet)
+        if argv[2] == "-hccs_ping":
+            return hccs_answer(device, p, argv[4:], host, dies)
         return answer(argv[2], device, p, data)
 
     queries = [["-i", str(device), cmd, "-g"] for device in devices for cmd in GETTERS
@@ -257,6 +294,10 @@ def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns
     queries += [["-i", str(device), "-ping", "-g", "address", address, "pkt", "1"]
                 for device in devices if port(data, device).get("address")
                 for address, (owner, index, _) in sorted(fleet.items())
+                if owner != host and index == device]
+    queries += [["-i", str(device), "-hccs_ping", "-g", "sdid", sdid]
+                for device in devices if port(data, device).get("sdid")
+                for sdid, (owner, index, _) in sorted(dies.items())
                 if owner != host and index == device]
     answers.render(answers.folder_of(STATE, "hccn_tool"), since_ns, queries, one,
                    lambda: [STATE, FABRIC, *fabric_files()])
@@ -297,11 +338,12 @@ def main(argv: list[str]) -> int:
     data = load_ports(host)
     data["host"] = host
     # The front found no fresh answer: a getter's or a ping's (those it renders).
-    if (rest == ["-g"] and cmd in GETTERS) or (cmd == "-ping" and rest[:1] == ["-g"]):
+    pings = ("-ping", "-hccs_ping")
+    if (rest == ["-g"] and cmd in GETTERS) or (cmd in pings and rest[:1] == ["-g"]):
         render_answers(host, json.loads(json.dumps(data)), devices, since_ns)
     p = port(data, device)
-    if cmd == "-ping" and rest[:1] == ["-g"]:
-        return ping(device, p, rest[1:], host)
+    if cmd in pings and rest[:1] == ["-g"]:
+        return ping(device, p, rest[1:], host, cmd)
     if rest[:1] == ["-g"]:
         return get(cmd, device, p, data)
     if rest[:1] == ["-s"]:

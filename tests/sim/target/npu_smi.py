@@ -264,11 +264,10 @@ def chip_map(state: dict[str, Any]) -> str:
 
 
 def spod_info(state: dict[str, Any], npu: dict[str, Any], chip: int) -> str:
-    """spod-info's four lines (hicann/shmem's A3 example). The SDID here is ours: unique per
-    die and server in a pod, shaped like the real ones (multiples of 2^16); the vendor's
-    encoding is not public."""
+    """spod-info's four lines (hicann/shmem's A3 example); the SDIDs are the sim's own
+    (tests/sim/network.py sdid_of), kept in the state."""
     pod = state["superpod"]
-    sdid = (1 << 24) + ((int(pod["server_index"]) * 16 + npu["device_base"] + chip) << 16)
+    sdid = pod["sdids"].get(str(npu["device_base"] + chip), 0)
     return "\n".join([f"SDID : {sdid}", f"Super Pod Size : {pod['size']}",
                       f"Super Pod ID : {pod['super_pod_id']}",
                       f"Server Index : {pod['server_index']}"])
