@@ -17,11 +17,12 @@ pytestmark = [pytest.mark.category("network"), pytest.mark.level(2)]
 
 
 def _judge(pings: list[Ping], *, what: str, why: str, manual: str) -> None:
-    """Fail on the pairs that got no reply, warn on answers not understood."""
+    """Fail on the pairs that got no reply, warn on answers not understood; `what` names the
+    kind of target before it in the messages."""
     attach_evidence(matrix_document(pings))
     lost = [p for p in pings if p.answered is False]
     if lost:
-        lines = [f"{p.source} device {p.device} -> {p.peer} device {p.device} ({what} "
+        lines = [f"{p.source} device {p.device} -> {p.peer} device {p.device} ({what}"
                  f"{p.address}): {p.detail}" for p in lost]
         fail_involving(
             message=f"{len(lost)} of {len(pings)} pair(s) do not reach each other: "
@@ -56,7 +57,7 @@ def test_reachability(fleet: list[Target]) -> None:
     pings = ping_matrix(fleet)
     if not pings:
         pytest.skip("no device has an address on two hosts (see network.addresses)")
-    _judge(pings, what="address",
+    _judge(pings, what="",
            why="HCCL links device i to device i across hosts; a pair that cannot ping "
                "cannot link (EI0006 socket timeout at the job's start)",
            manual="hccn_tool -i N -ping -g address PEER ; check both links, the switch "
@@ -72,7 +73,7 @@ def test_hccs_reachability(fleet: list[Target]) -> None:
     if not pings:
         pytest.skip("no two hosts of one super pod with SDIDs (not A3 SuperPoD hosts; see "
                     "network.superpod)")
-    _judge(pings, what="SDID",
+    _judge(pings, what="SDID ",
            why="across a SuperPoD HCCL links dies over HCCS by their SDIDs; a die that "
                "cannot HCCS-ping its peer cannot link in super pod mode",
            manual="hccn_tool -i N -hccs_ping -g sdid SDID (or address VNIC_IP); check the "
