@@ -231,8 +231,7 @@ def test_plan(network: NetworkFacts, with_spec: EnvSpec, context: DoctorContext,
 
 
 def test_superpod(network: NetworkFacts) -> None:
-    """network.superpod: an A3 SuperPoD host's dies each give an SDID, all in one pod at one
-    server index."""
+    """network.superpod: each A3 die gives an SDID; a host's dies share one pod and index."""
     unread = {d: text for d, port in sorted(network.devices.items())
               for key, text in port.unparsed.items() if "spod-info" in key}
     dies = {d: port for d, port in sorted(network.devices.items()) if port.super_device_id}
