@@ -249,7 +249,7 @@ def hccs_answer(device: int, p: dict[str, Any], args: list[str], host: str,
     answered = (peer is not None and p.get("super_pod_id") == peer.get("super_pod_id")
                 and host not in peer.get("drop_pings_from", []))
     number = int(sdid)
-    lines = [f"device {device} PING 192.24.{(number >> 20) & 0xFF}.{(number >> 16) & 0xF}\n\n"]
+    lines = [f"device {device} PING 192.24.{(number >> 24) & 0xFF}.{(number >> 16) & 0xFF}\n\n"]
     for seq in range(int(count)):
         lines.append("This pkt ping success!\n" if answered else "This pkt send fail!\n")
         lines.append(f"recv seq {seq}, time = {3 + seq % 2}.512us, L1 plane check result = "
