@@ -11,6 +11,9 @@ from ascend_env.facts.reader import CaptureReader
 from ascend_env.facts.values import to_int
 from ascend_env.remote import probe
 
+# Older probes ran `id`; the probe's own groups, with names, are in the capture's "process".
+ID = "id"
+
 _ID_PART = re.compile(r"(\d+)(?:\(([^)]*)\))?")
 
 
@@ -60,7 +63,7 @@ def read_users(r: CaptureReader, record: AscendInstallRecord) -> UserFacts:
         r.output(probe.GETENT_PASSWD.format(user=user)) or "")
     facts.driver_group_entry = parse_getent_group(
         r.output(probe.GETENT_GROUP.format(group=group)) or "")
-    id_text = r.output(probe.ID)
+    id_text = r.output(ID)
     if id_text:
         facts.invoking = parse_id(id_text)
     elif r.capture.process.uid is not None:  # what `id` would print, from the probe itself

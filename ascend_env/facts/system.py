@@ -15,6 +15,11 @@ from ascend_env.facts.reader import CaptureReader
 from ascend_env.facts.values import to_int
 from ascend_env.remote import probe
 
+# What probes before os.uname() ran (capture "uname" holds the same now): older captures
+# still carry them.
+UNAME_R = "uname -r"
+UNAME_M = "uname -m"
+
 
 @dataclass(kw_only=True, slots=True)
 class OsRelease:
@@ -88,7 +93,7 @@ def parse_lsmod(text: str) -> list[KernelModule]:
 def read_os(r: CaptureReader) -> OsFacts | None:
     """The distribution from os-release and the running kernel; None when neither is known."""
     text = r.file("/etc/os-release") or r.file("/usr/lib/os-release")
-    kernel = ((r.output(probe.UNAME_R) or "").strip()
+    kernel = ((r.output(UNAME_R) or "").strip()
               or (r.file("/proc/sys/kernel/osrelease") or "").strip()
               or r.capture.uname.get("release"))
     if text is None and not kernel:
@@ -100,7 +105,7 @@ def read_os(r: CaptureReader) -> OsFacts | None:
 
 def read_arch(r: CaptureReader) -> str | None:
     """The machine architecture (`uname -m`, else the probe's own uname)."""
-    return ((r.output(probe.UNAME_M) or "").strip() or r.capture.uname.get("machine")
+    return ((r.output(UNAME_M) or "").strip() or r.capture.uname.get("machine")
             or None)
 
 

@@ -37,9 +37,8 @@ NPU_SMI_LIST = "npu-smi info -l"
 NPU_SMI_BOARD = "npu-smi info -t board -i {npu}"
 NPU_SMI_HEALTH = "npu-smi info -t health -i {npu}"
 NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
-# A3 SuperPoD identity, read only where the `npu-smi info` table is an A3 one (its chip rows
-# name each die's `Phy-ID`): each die's SDID, super pod and server index (spod-info), and
-# which logical device each (NPU, chip) is (`-m`), the number hccn_tool and rank tables use.
+# Only where the `npu-smi info` table is an A3 one (its chip rows name a `Phy-ID`): each die's
+# SuperPoD ids (spod-info) and which logical device each (NPU, chip) is (`-m`).
 A3_TABLE_MARK = "Phy-ID"
 NPU_SMI_MAP = "npu-smi info -m"
 NPU_SMI_SPOD = "npu-smi info -t spod-info -i {npu} -c {chip}"
@@ -49,14 +48,9 @@ UNHEALTHY = frozenset(("warning", "alarm", "critical", "unknown"))
 LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
 LDCONFIG = "ldconfig -p"
-# Older probes ran these; os.uname() is the same system call (capture "uname"), and the
-# facts still read them from older captures.
-UNAME_R = "uname -r"
-UNAME_M = "uname -m"
 LSCPU = "lscpu -p=CPU,CORE,SOCKET,NODE"
 GETENFORCE = "getenforce"
 SESTATUS = "sestatus"
-ID = "id"  # older probes; the probe's own groups, with names, are in "process" now
 ID_USER = "id {user}"
 GETENT_PASSWD = "getent passwd {user}"
 GETENT_GROUP = "getent group {group}"
@@ -232,8 +226,7 @@ INSTALL = {
     "stat": ("", "/driver", "/driver/tools/upgrade-tool", HCCN_TOOL, "/driver/lib64",
              "/driver/lib64/common", "/driver/lib64/driver", "/firmware", "/ascend-toolkit",
              "/ascend-toolkit/latest", "/ascend-toolkit/set_env.sh", "/cann", "/cann/set_env.sh",
-             "/nnal",
-             "/nnal/atb/latest", "/nnal/atb/set_env.sh", "/nnae/latest", "/nnrt/latest",
+             "/nnal", "/nnal/atb/latest", "/nnal/atb/set_env.sh", "/nnae/latest", "/nnrt/latest",
              "/toolbox/latest", "/cann-*", "/ascend-toolkit/*"),
     "list": ("", "/ascend-toolkit", "/nnal/atb"),
     "read": ("/driver/version.info", "/firmware/version.info", "/ascend-toolkit/set_env.sh",

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ascend_env.core.resources import remote_source
+from ascend_env.facts import accounts, system
 from ascend_env.facts.capture import (
     Capture,
     CommandResult,
@@ -41,8 +42,8 @@ def host_910b() -> Capture:
     toolkit = sample("install_info", "toolkit-8.0.0-aarch64")
     npus = [0, 1]
     commands = {
-        probe.UNAME_M: ok("aarch64\n"),
-        probe.UNAME_R: ok("5.10.0-182.0.0.95.oe2203sp3.aarch64\n"),
+        system.UNAME_M: ok("aarch64\n"),
+        system.UNAME_R: ok("5.10.0-182.0.0.95.oe2203sp3.aarch64\n"),
         probe.NPU_SMI_INFO: ok(sample("npu_smi_info", "sim-910b-busy")),
         probe.NPU_SMI_LIST: ok("        Total Count                    : 2\n\n"
                                 "        NPU ID                         : 0\n"
@@ -52,7 +53,7 @@ def host_910b() -> Capture:
         probe.LDCONFIG: ok("3 libs found in cache `/etc/ld.so.cache'\n"
                             f"\tlibascend_hal.so (libc6,AArch64) => {BASE}/driver/lib64/driver/"
                             "libascend_hal.so\n"),
-        probe.ID: ok("uid=1001(alice) gid=1001(alice) groups=1001(alice),1000(HwHiAiUser)\n"),
+        accounts.ID: ok("uid=1001(alice) gid=1001(alice) groups=1001(alice),1000(HwHiAiUser)\n"),
         probe.GETENT_PASSWD.format(user="HwHiAiUser"): ok(
             "HwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n"),
         probe.GETENT_GROUP.format(group="HwHiAiUser"): ok("HwHiAiUser:x:1000:alice\n"),
@@ -125,7 +126,7 @@ def host_310p() -> Capture:
     toolkit = sample("install_info", "toolkit-8.5.0-new-layout")
     pci = "/sys/bus/pci/devices/0000:01:00.0"
     commands = {
-        probe.UNAME_M: ok("x86_64\n"),
+        system.UNAME_M: ok("x86_64\n"),
         probe.NPU_SMI_INFO: ok(sample("npu_smi_info", "310p3-25.2.0-duo")),
         probe.NPU_SMI_LIST: ok("        Card Count                     : 2\n\n"
                                 "        NPU ID                         : 2\n"
@@ -139,7 +140,7 @@ def host_310p() -> Capture:
             sample("npu_smi_health", "chip-alarm-tabs")),
         probe.LDCONFIG: ok(sample("ldconfig", "debian-12-head")),
         probe.LSMOD: ok(sample("lsmod", "sim-driver")),
-        probe.ID: CommandResult(rc=127, stderr="id: not found"),
+        accounts.ID: CommandResult(rc=127, stderr="id: not found"),
         "id alice": ok("uid=1001(alice) gid=1001(alice) groups=1001(alice)\n"),
         probe.GETENT_PASSWD.format(user="HwHiAiUser"): ok(sample("getent_passwd", "root")),
         probe.GETENT_GROUP.format(group="HwHiAiUser"): ok(sample("getent_group", "root")),

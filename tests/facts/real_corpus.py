@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ascend_env.facts import system
 from ascend_env.facts.capture import Capture, CommandResult
 from ascend_env.remote import probe
 
@@ -59,7 +60,7 @@ def capture_of(host: RealHost, npu_smi_info: str | None = None) -> Capture:
     if toolkit is not None:
         arch = next((line.split("=", 1)[1].strip() for line in toolkit.splitlines()
                      if line.startswith("arch=")), "aarch64")
-        commands[probe.UNAME_M] = CommandResult(argv=["uname", "-m"], rc=0, stdout=arch + "\n")
+        commands[system.UNAME_M] = CommandResult(argv=["uname", "-m"], rc=0, stdout=arch + "\n")
         files[f"{BASE}/ascend-toolkit/latest/{arch}-linux/{TOOLKIT_INFO}"] = toolkit
     return Capture(host=host.id, captured_at="2026-01-01T00:00:00+00:00",
                    options={"install_path": BASE, "install_paths": [BASE]},

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from ascend_env.facts import system
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import (
     Capture,
     PathInfo,
 )
-from ascend_env.remote import probe
 from tests.facts.captures import BASE, CANN_TREES, cann_tree, ok, probe_tree, sample
 
 
@@ -19,7 +19,7 @@ def test_new_layout_cann() -> None:
     arch_info = sample("install_info", "toolkit-8.5.0-new-layout")
     capture = Capture(
         options={"install_paths": [BASE]},
-        commands={probe.UNAME_M: ok("aarch64\n")},
+        commands={system.UNAME_M: ok("aarch64\n")},
         files={f"{BASE}/cann/aarch64-linux/ascend_toolkit_install.info": arch_info,
                f"{BASE}/cann/version.cfg": "toolkit_installed_version=[7.8.0.1.212:8.5.0]\n"
                                            "opp_kernel_installed_version=[7.8.0.1.212:8.5.0]\n"},

@@ -14,6 +14,7 @@ import pytest
 from ascend_env.core.resources import shipped_dir
 from ascend_env.doctor.report import CheckResult
 from ascend_env.doctor.suite import DoctorContext, DoctorPlugin, Target, run_suite
+from ascend_env.facts import system
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture, PathInfo
 from ascend_env.remote import probe
@@ -43,7 +44,7 @@ def capture(*, npu_smi: str | None = None, driver_info: str | None = None,
         files[TOOLKIT_INFO] = toolkit
         paths[f"{BASE}/ascend-toolkit/latest"] = PathInfo(
             type="link", target="8.x", resolved=f"{BASE}/ascend-toolkit/latest")
-    commands = {probe.UNAME_M: ok("aarch64\n")}
+    commands = {system.UNAME_M: ok("aarch64\n")}
     if npu_smi is not None:
         commands[probe.NPU_SMI_INFO] = ok(npu_smi)
     return Capture(host="h", options={"install_path": BASE, "install_paths": [BASE]},

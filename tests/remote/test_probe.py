@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ascend_env.core.resources import remote_source
-from ascend_env.facts import accounts
+from ascend_env.facts import accounts, system
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture, parse_capture
 from ascend_env.remote import probe, probe_io
@@ -132,7 +132,7 @@ def test_probe_on_this_machine() -> None:
     if shutil.which("npu-smi") is None:
         assert capture.commands[probe.NPU_SMI_INFO].rc == 127
     # os.uname() and the probe's own ids stand for `uname` and `id`: no command for them.
-    assert not {probe.UNAME_M, probe.UNAME_R, probe.ID} & set(capture.commands)
+    assert not {system.UNAME_M, system.UNAME_R, accounts.ID} & set(capture.commands)
     assert capture.uname["machine"] == ARCH
     facts = facts_from_capture(capture)
     assert facts.arch == ARCH
