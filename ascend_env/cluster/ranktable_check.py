@@ -226,8 +226,8 @@ def _devices(table: RankTable, fleet: Fleet, names: dict[int, str],
                 problems.append(RankProblem(
                     message=f"{where}: rank table says {device.device_ip}, the device has "
                             f"{live[device_id] or 'no address'}", host=name, device=device_id))
-            sdid = facts.network.devices[device_id].super_device_id \
-                if device_id in live else None
+            port = facts.network.devices.get(device_id)
+            sdid = port.super_device_id if port is not None else None
             if device.super_device_id is not None and sdid is not None and \
                     device.super_device_id != sdid:
                 # HCCL checks SDIDs itself only for duplicates (EI0014); a stale one links

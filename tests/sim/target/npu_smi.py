@@ -136,6 +136,11 @@ def fmt_pair(used: object, total: object, left: int, right: int) -> str:
     return f"{used}".ljust(left) + "/ " + f"{total}".ljust(right)
 
 
+def phy_id_column(state: dict[str, Any]) -> bool:
+    """A3's tables (two dies per NPU id in the training layout) name each die's Phy-ID."""
+    return state["layout"] == "train" and int(state["chips_per_npu"]) > 1
+
+
 def info_table(state: dict[str, Any]) -> str:
     if state["layout"] == "infer":
         return info_table_infer(state)
@@ -146,7 +151,7 @@ def info_table(state: dict[str, Any]) -> str:
     lines.append(row(["NPU   Name", "Health", head1], widths))
     # A3 (two dies per NPU id) names the die's physical id in a second column, prints the
     # second die's power as "-" and parts the dies by a full-width rule (tests/data/real/a3-*).
-    dies = state["chips_per_npu"] > 1
+    dies = phy_id_column(state)
     lines.append(row(["Chip  Phy-ID" if dies else "Chip", "Bus-Id",
                       "AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)"], widths))
     lines.append(rule(widths, "="))
@@ -250,7 +255,7 @@ def info_list(state: dict[str, Any]) -> str:
 def chip_map(state: dict[str, Any]) -> str:
     """`npu-smi info -m`: a tab, then columns 31 wide, as a real 910B3 host prints it; A3
     adds `Chip Phy-ID` (tests/data/npu_smi_map/). Each board's Mcu has no logic id."""
-    a3 = "superpod" in state
+    a3 = phy_id_column(state)
     name = state["npu_name"] if state["npu_name"].startswith("Ascend") \
         else f"Ascend {state['npu_name']}"
     rows = [["NPU ID", "Chip ID", "Chip Logic ID", *(["Chip Phy-ID"] if a3 else []), "Chip Name"]]
