@@ -201,15 +201,16 @@ def fabric_files() -> list[str]:
     return [os.path.join(FABRIC, name) for name in names if name.endswith(".json")]
 
 
-def fleet_ports(key: str = "address") -> dict[str, Holder]:
-    """Every port of the fleet's fabric that has `key` (its address, or an A3 die's SDID), by
-    that value."""
-    found = {}
+def fleet_ports(*keys: str) -> list[dict[str, Holder]]:
+    """Per key (a port's "address", or an A3 die's "sdid"), every port of the fleet's fabric
+    that has one, by its value; the fabric is read once for all keys."""
+    found: list[dict[str, Holder]] = [{} for _ in keys]
     for path in fabric_files():
         other = _load(path)
         for device, q in other.get("devices", {}).items():
-            if q.get(key):
-                found[str(q[key])] = (other["host"], int(device), q)
+            for index, key in zip(found, keys, strict=True):
+                if q.get(key):
+                    index[str(q[key])] = (other["host"], int(device), q)
     return found
 
 
@@ -239,7 +240,7 @@ def ping_answer(device: int, p: dict[str, Any], args: list[str], host: str,
 
 def hccs_answer(device: int, p: dict[str, Any], args: list[str], host: str,
                 dies: dict[str, Holder]) -> tuple[int, str, float]:
-    """An HCCS ping to a die by its SDID (`dies`: fleet_ports("sdid")): it answers from the
+    """An HCCS ping to a die by its SDID (`dies`: by SDID, fleet_ports): it answers from the
     same super pod only."""
     values = _values(args)
     sdid, count = values.get("sdid", ""), values.get("cnt", "3")
@@ -264,9 +265,9 @@ def hccs_answer(device: int, p: dict[str, Any], args: list[str], host: str,
 
 def ping(device: int, p: dict[str, Any], args: list[str], host: str, via: str = "-ping") -> int:
     if via == "-hccs_ping":
-        code, text, wait = hccs_answer(device, p, args, host, fleet_ports("sdid"))
+        code, text, wait = hccs_answer(device, p, args, host, *fleet_ports("sdid"))
     else:
-        code, text, wait = ping_answer(device, p, args, host, fleet_ports())
+        code, text, wait = ping_answer(device, p, args, host, *fleet_ports("address"))
     time.sleep(wait)
     sys.stdout.write(text)
     return code
@@ -278,7 +279,7 @@ def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns
     flapping port's `-link` changes as it is read: never rendered. A ping's answer depends on
     the other hosts' ports too, so every host's fabric file, and the folder (a host added),
     are inputs."""
-    fleet, dies = fleet_ports(), fleet_ports("sdid")
+    fleet, dies = fleet_ports("address", "sdid")
 
     def one(argv: list[str]) -> tuple[int, str] | tuple[int, str, float]:
         device = int(argv[1])
