@@ -23,7 +23,7 @@ from typing import Any
 
 from ascend_env.install import wheel_digests
 from ascend_env.install.fetch import sha256_of
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR, framework_pins
+from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.catalogue import Catalogue, load_catalogue, load_overlay
 from ascend_env.spec.envspec import EnvSpec
 
@@ -79,7 +79,7 @@ EXTRA_WHEELS = (*CANN_PYTHON_DEPS, "filelock", "mpmath", "astunparse")
 def framework_overlay(dest: Path, spec: EnvSpec) -> Path:
     """Stand-in framework wheels in `dest` and the catalogue overlay that names them (one
     overlay file per spec)."""
-    versions = dict(framework_pins(spec))
+    versions = dict(spec.framework_pins())
     tag = "cp" + spec.python.version.replace(".", "")
     components: dict[str, Any] = {}
     for name, version in versions.items():

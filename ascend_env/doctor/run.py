@@ -70,7 +70,7 @@ class DoctorOptions:
 SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assemble",
                  "ascend_env.doctor.suite", "ascend_env.spec.envspec",
                  "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
-                 "ascend_env.install.actions", "ascend_env.spec.vendor_compat",
+                 "ascend_env.install.actions", "ascend_env.facts.vendor_compat",
                  "ascend_env.image.inspection", "ascend_env.spec.network_plan",
                  "ascend_env.doctor.reachability")
 

@@ -43,7 +43,6 @@ from ascend_env.image.context import (
 )
 from ascend_env.image.inspection import ImageContext, ImageFacts, ImageScope, image_facts
 from ascend_env.image.runargs import HostView
-from ascend_env.install.wheelhouse import framework_pins
 from ascend_env.spec.catalogue import Catalogue
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import resolve
@@ -185,7 +184,7 @@ def _probe_image(builder: Builder, image: str, spec: EnvSpec | None
                  ) -> tuple[ImageFacts, EnvSpec | None, Any]:
     install_path = spec.install.path if spec else DEFAULT_INSTALL_PATH
     venv = spec.python.venv if spec else None
-    python = f"{spec.python.venv.rstrip('/')}/bin/python" if spec and framework_pins(spec) \
+    python = f"{spec.python.venv.rstrip('/')}/bin/python" if spec and spec.framework_pins() \
         else "python3"
     image_args = ["--install-path", install_path, "--python", python]
     host_probe = ["sh", "-c", remote_command(ProbeOptions(install_path=install_path,
@@ -210,7 +209,7 @@ def examine(builder: Builder, image: str, spec: EnvSpec | None, name: str) -> Ex
         raise ImageValidationError(str(exc)) from exc
     facts = facts_from_capture(capture)
     target = Target(name=name, facts=facts, source="image")
-    wanted = dict(framework_pins(spec)) if spec else {}
+    wanted = dict(spec.framework_pins()) if spec else {}
     context = ImageContext(targets=[target], spec=spec, level=1, only=IMAGE_CHECKS,
                            scope=ImageScope(image=name, facts=found, wanted_frameworks=wanted))
     plugin = run_checks(context)
@@ -241,7 +240,7 @@ def _expectations(found: ImageFacts, facts: Any, spec: EnvSpec | None,
     versions = {}
     if spec is not None:
         versions = {name: getattr(facts.frameworks, name) or version
-                    for name, version in framework_pins(spec)}
+                    for name, version in spec.framework_pins()}
     passed = report.summary.get("pass", 0)
     return {"schema": "ascend-env/image-expect/v1", "env": found.env,
             "paths": sorted(set(paths)), "distributions": versions,

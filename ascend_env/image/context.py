@@ -26,7 +26,7 @@ from ascend_env.core.resources import shipped_dir
 from ascend_env.image.env import ATB_CXX_ABI, cann_layout, image_env
 from ascend_env.install.fetch import sha256_of
 from ascend_env.install.installers import RepoError, verify_repo
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, framework_pins, python_stack
+from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, python_stack
 from ascend_env.remote import healthcheck
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_matrix
@@ -132,7 +132,7 @@ def _tag_part(text: str) -> str:
 
 def default_tag(spec: EnvSpec) -> str:
     """`ascend-env/<spec>:<cann>-<chip>-<frameworks>`."""
-    pins = dict(framework_pins(spec))
+    pins = dict(spec.framework_pins())
     flavour = [f"torch_npu{pins['torch_npu']}"] if "torch_npu" in pins else []
     flavour += [f"ms{pins['mindspore']}"] if "mindspore" in pins else []
     tag = "-".join([spec.cann.version.raw, spec.hardware.chip, *(flavour or ["base"])])
@@ -144,7 +144,7 @@ def labels_for(spec: EnvSpec, base: str, tag: str) -> dict[str, str]:
     """The labels known before validation (the validation digest is added on success)."""
     row = load_matrix().cann_row(spec.cann.version)
     minimum = row.minimum_hdk() if row else None
-    pins = framework_pins(spec)
+    pins = spec.framework_pins()
     frameworks = ",".join(f"{name}=={version}" for name, version in pins) or "none"
     return {
         "org.opencontainers.image.title": f"ascend-env {spec.name}",
@@ -196,7 +196,7 @@ def render_containerfile(spec: EnvSpec, plan: Plan, *, installers: list[ContextF
                          options: RenderOptions, files: list[ContextFile] | None = None) -> str:
     """The Containerfile text (pure: no file is read besides the template)."""
     layout = cann_layout(spec)
-    pins = framework_pins(spec)
+    pins = spec.framework_pins()
     if pins and pip_wheel is None:
         raise RenderError("the pip stage needs pip's wheel (pip-*.whl) in the "
                           "repository or in /usr/share/python-wheels")
@@ -288,7 +288,7 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
         _place(source, dest / "installers" / source.name)
     wheels: list[ContextFile] = []
     warnings: list[str] = []
-    pins = framework_pins(spec)
+    pins = spec.framework_pins()
     pip_wheel = None
     if pins:
         # Every wheel of the venv's closure the repository holds (ascend_env/install/wheelhouse.py),

@@ -54,21 +54,10 @@ WHEELS_DIR = "wheels"
 KEEP_BUNDLES = 4
 
 
-def framework_pins(spec: EnvSpec) -> list[tuple[str, str]]:
-    """(distribution, version) of every framework the spec pins."""
-    pins: list[tuple[str, str]] = []
-    if spec.frameworks.torch is not None:
-        pins += [("torch", spec.frameworks.torch.version),
-                 ("torch_npu", spec.frameworks.torch.torch_npu)]
-    if spec.frameworks.mindspore is not None:
-        pins.append(("mindspore", spec.frameworks.mindspore.version))
-    return pins
-
-
 def requirements_for(spec: EnvSpec) -> list[str]:
     """What the framework venv needs: the pins plus CANN's dependencies (none without a
     framework: then there is no venv to put them in)."""
-    pins = [f"{name}=={version}" for name, version in framework_pins(spec)]
+    pins = [f"{name}=={version}" for name, version in spec.framework_pins()]
     return pins + list(CANN_PYTHON_DEPS) if pins else []
 
 

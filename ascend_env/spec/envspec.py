@@ -234,6 +234,16 @@ class EnvSpec(_Section):
                                separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
+    def framework_pins(self) -> list[tuple[str, str]]:
+        """(distribution, version) of every framework the spec pins."""
+        pins: list[tuple[str, str]] = []
+        if self.frameworks.torch is not None:
+            pins += [("torch", self.frameworks.torch.version),
+                     ("torch_npu", self.frameworks.torch.torch_npu)]
+        if self.frameworks.mindspore is not None:
+            pins.append(("mindspore", self.frameworks.mindspore.version))
+        return pins
+
 
 def profile_names() -> list[str]:
     """Names of the shipped profiles."""

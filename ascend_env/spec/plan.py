@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 
 from ascend_env.core.errors import Problem, SpecError
 from ascend_env.core.versions import try_parse
-from ascend_env.install.wheelhouse import framework_pins
 from ascend_env.spec.catalogue import Catalogue, VendorFile, load_catalogue
 from ascend_env.spec.compat import check_spec
 from ascend_env.spec.envspec import EnvSpec
@@ -150,7 +149,7 @@ def _wheel(catalogue: Catalogue, distribution: str, version: str, arch: str,
 
 def _framework_items(spec: EnvSpec, catalogue: Catalogue) -> list[PlanItem]:
     items = []
-    for distribution, version in framework_pins(spec):
+    for distribution, version in spec.framework_pins():
         entry = _wheel(catalogue, distribution, version, spec.hardware.arch, spec.python.version)
         if entry is not None:
             items.append(PlanItem(step=0, component=distribution, version=entry.file_version
