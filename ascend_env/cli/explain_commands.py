@@ -31,12 +31,22 @@ def explain(
     profile: ProfileOption = None,
     spec: SpecOption = None,
     as_json: JsonFlag = False,
+    list_entries: Annotated[bool, typer.Option(
+        "--list", help="List the knowledge base's entries by family, with counts.")] = False,
 ) -> None:
     """Explain Ascend errors in logs (exit 0 all explained, 1 some not, 2 unreadable input)."""
     from ascend_env.explain.match import default_matcher
     from ascend_env.explain.plog import read_inputs
     from ascend_env.explain.report import Explanation
 
+    if list_entries:
+        from ascend_env.cli.explain_view import render_list
+        from ascend_env.explain.signatures import load_signatures
+
+        if files:
+            raise UsageError("--list takes no log: it lists the knowledge base")
+        render_list(load_signatures(), as_json=as_json)
+        return
     if host is not None and inventory is not None:
         raise UsageError("name either --host or --inventory, not both")
     if (profile is not None or spec is not None) and host is None and inventory is None:
@@ -46,8 +56,9 @@ def explain(
     scan = default_matcher().scan(inputs.texts())
     explanation = Explanation(inputs=inputs, scan=scan)
     if (host is not None or inventory is not None) and scan.hits:
+        from ascend_env.doctor.confirm import run_checks
         from ascend_env.doctor.run import DoctorOptions
-        from ascend_env.explain.confirm import run_checks, wanted_checks
+        from ascend_env.explain.confirm import wanted_checks
 
         loaded = None
         if profile is not None or spec is not None:

@@ -1,15 +1,21 @@
-"""Terminal and JSON renderings of `ascend-env explain`."""
+"""Terminal and JSON renderings of `ascend-env explain`: each log's first cause in full, its
+echoes under it, then warnings; `--list` shows the knowledge base by family."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import typer
 
-from ascend_env.explain.confirm import verdict
+from ascend_env.explain.confirm import HostChecks, verdict
+from ascend_env.explain.match import Hit
+from ascend_env.explain.numbers import describe
 from ascend_env.explain.report import Explanation
+from ascend_env.explain.signatures import Signature
 
 MAX_UNKNOWN_SHOWN = 20
+LIST_SCHEMA = "ascend-env/explain-list/v1"
 _MARK = {"error": "x", "warning": "!", "info": "i"}
 
 
@@ -37,34 +43,59 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
         _echo("  no cause of these lines is one a host check can confirm; nothing was run")
     for down in explanation.unreachable:
         _echo(f"  {down.host}: not checked: {down.error}")
-    for hit in scan.hits:
-        s = hit.signature
-        times = f"  x{hit.count}" if hit.count > 1 else ""
+    for chain in scan.chains:
         _echo()
-        _echo(f"{_MARK[s.severity]} {s.id}{times}  [{s.severity}]  first at "
-              f"{hit.source}:{hit.line_number}")
-        _echo(f"    {hit.line[:300]}")
-        _echo(f"  means: {s.meaning}")
-        _echo("  likely causes:")
-        for number, cause in enumerate(s.causes, start=1):
-            checks = f"  (checks: {', '.join(cause.checks)})" if cause.checks else ""
-            _echo(f"    {number}. {cause.text}{checks}")
-            for checked in explanation.hosts:
-                result = verdict(cause, checked)
-                if result == "not checkable":
-                    continue
-                seen = [checked.results[c] for c in cause.checks if c in checked.results]
-                failing = [f"{r.id} {r.status}: {r.message}" for r in seen
-                           if r.status in ("fail", "warn")]
-                detail = f" - {'; '.join(failing)}" if failing else ""
-                mark = "HOLDS" if result == "holds" else result
-                _echo(f"       {checked.host}: {mark}{detail}")
-        fix = s.fix
-        if fix.id:
-            _echo(f"  fix: ascend-env doctor --fix  (fix id {fix.id}); by hand: {fix.command}")
-        else:
-            _echo(f"  fix: {fix.command}")
-        _echo(f"  source: {s.source}")
+        label = "first cause" if chain.echoes else "error"
+        _full(chain.lead, explanation.hosts, label)
+        if chain.echoes:
+            _echo(f"  echoes of it ({len(chain.echoes)}), reported because of the cause above:")
+            for echo in chain.echoes:
+                times = f" x{echo.count}" if echo.count > 1 else ""
+                family = " (family match)" if echo.kind == "family" else ""
+                _echo(f"    - {echo.signature.id}{times}{family} at {echo.source}:"
+                      f"{echo.line_number}: {echo.line[:160]}")
+    for hit in scan.hits:
+        if hit.role is None:
+            _echo()
+            _full(hit, explanation.hosts, hit.signature.severity)
+    _unknown_part(explanation, host)
+
+
+def _full(hit: Hit, hosts: list[HostChecks], label: str) -> None:
+    s = hit.signature
+    times = f"  x{hit.count}" if hit.count > 1 else ""
+    family = "  (family match: the code's class, not this code)" if hit.kind == "family" \
+        else ""
+    _echo(f"{_MARK[s.severity]} {s.id}{times}  [{label}]{family}  at "
+          f"{hit.source}:{hit.line_number}")
+    _echo(f"    {hit.line[:300]}")
+    if hit.numbers:
+        _echo(f"  read: {describe(hit.numbers)}")
+    _echo(f"  means: {s.meaning}")
+    _echo("  likely causes:")
+    for number, cause in enumerate(s.causes, start=1):
+        checks = f"  (checks: {', '.join(cause.checks)})" if cause.checks else ""
+        _echo(f"    {number}. {cause.text}{checks}")
+        for checked in hosts:
+            result = verdict(cause, checked)
+            if result == "not checkable":
+                continue
+            seen = [checked.results[c] for c in cause.checks if c in checked.results]
+            failing = [f"{r.id} {r.status}: {r.message}" for r in seen
+                       if r.status in ("fail", "warn")]
+            detail = f" - {'; '.join(failing)}" if failing else ""
+            mark = "HOLDS" if result == "holds" else result
+            _echo(f"       {checked.host}: {mark}{detail}")
+    fix = s.fix
+    if fix.id:
+        _echo(f"  fix: ascend-env doctor --fix  (fix id {fix.id}); by hand: {fix.command}")
+    else:
+        _echo(f"  fix: {fix.command}")
+    _echo(f"  source: {s.source}")
+
+
+def _unknown_part(explanation: Explanation, host: str | None) -> None:
+    scan = explanation.scan
     if scan.unknown:
         _echo()
         _echo(f"not known ({len(scan.unknown)} line(s) that look like errors):")
@@ -78,3 +109,26 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
               "-o capture.json --redact")
     elif not scan.hits:
         _echo("nothing in the input looks like an error")
+
+
+def render_list(signatures: tuple[Signature, ...], *, as_json: bool) -> None:
+    """The knowledge base by family: counts, then each entry's id, severity and meaning."""
+    counts = Counter(s.family for s in signatures)
+    families = sorted(counts, key=lambda f: (-counts[f], f))
+    if as_json:
+        typer.echo(json.dumps({
+            "schema": LIST_SCHEMA, "total": len(signatures),
+            "families": [{"family": f, "count": counts[f], "entries": [
+                {"id": s.id, "severity": s.severity, "meaning": s.meaning, "source": s.source}
+                for s in signatures if s.family == f]} for f in families]},
+            indent=2, ensure_ascii=False))
+        return
+    _echo(f"{len(signatures)} entries in {len(families)} families")
+    for family in families:
+        _echo(f"  {family:<16} {counts[family]:>4}")
+    for family in families:
+        _echo()
+        _echo(f"{family} ({counts[family]})")
+        for s in signatures:
+            if s.family == family:
+                _echo(f"  {_MARK[s.severity]} {s.id:<44} {s.meaning[:90]}")

@@ -45,6 +45,9 @@ class Explanation:
             "summary": {"lines": self.scan.lines, "matches": len(self.scan.hits),
                         "occurrences": sum(h.count for h in self.scan.hits),
                         "unknown": len(self.scan.unknown)},
+            "chains": [{"file": c.lead.source, "cause": c.lead.signature.id,
+                        "echoes": [e.signature.id for e in c.echoes]}
+                       for c in self.scan.chains],
             "matches": [match_json(hit, self.hosts) for hit in self.scan.hits],
             "unknown": [{"line": u.line, "file": u.source, "line_number": u.line_number,
                          "count": u.count} for u in self.scan.unknown[:MAX_UNKNOWN_JSON]],
@@ -62,7 +65,8 @@ def match_json(hit: Hit, hosts: list[HostChecks]) -> dict[str, Any]:
     document: dict[str, Any] = {
         "id": s.id, "family": s.family, "severity": s.severity, "line": hit.line,
         "file": hit.source, "line_number": hit.line_number, "count": hit.count,
-        "meaning": s.meaning, "causes": causes, "fix": s.fix.as_json(), "source": s.source}
+        "meaning": s.meaning, "causes": causes, "fix": s.fix.as_json(), "source": s.source,
+        "match": hit.kind, "role": hit.role, "echo_of": hit.echo_of, "numbers": hit.numbers}
     if hosts:
         document["checks"] = [
             {"host": h.host, "id": check_id, "status": h.results[check_id].status,

@@ -22,7 +22,14 @@ Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 FOLDER = "signatures"
 _FIELDS = {"id", "family", "pattern", "severity", "priority", "meaning", "causes", "fix",
-           "source", "samples"}
+           "source", "samples", "role"}
+# Optional `role` of an entry in a chain of errors: `cause` leads its log's chain wherever it
+# stands; `echo` (a wrapper or a consequence, e.g. torch_npu's ERR00100 around a CANN code) is
+# listed under the first cause. Without it an entry of priority 20 or less (a generic header)
+# is an echo, any other a cause candidate. `family` is the fallback's (families.py), not YAML's.
+Role = Literal["cause", "echo", "family"]
+ROLES: tuple[str, ...] = ("cause", "echo")
+ECHO_PRIORITY = 20
 
 
 class SignatureError(AscendEnvError):
@@ -56,6 +63,14 @@ class Signature:
     fix: Fix
     source: str
     samples: tuple[str, ...]
+    role: Role | None = None
+
+    @property
+    def echo(self) -> bool:
+        """Reported because of another error rather than being the first cause itself."""
+        if self.role is not None:
+            return self.role != "cause"
+        return self.priority <= ECHO_PRIORITY
 
     @property
     def checks(self) -> tuple[str, ...]:
@@ -108,6 +123,9 @@ def parse_entry(raw: Any, where: str) -> Signature:
     if not isinstance(samples, list) or not samples or \
             not all(isinstance(s, str) and s for s in samples):
         raise SignatureError(f"{where}: `samples` must list at least one real line")
+    role = raw.get("role")
+    if role is not None and role not in ROLES:
+        raise SignatureError(f"{where}: role must be one of {', '.join(ROLES)}")
     source = _text(raw, "source", where)
     if not source.startswith("https://"):
         raise SignatureError(f"{where}: source must be a public https URL")
@@ -115,7 +133,7 @@ def parse_entry(raw: Any, where: str) -> Signature:
                      severity=severity, priority=priority,
                      meaning=_text(raw, "meaning", where).strip(), causes=tuple(causes),
                      fix=Fix(id=fix_id, command=_text(fix_raw, "command", where)),
-                     source=source, samples=tuple(samples))
+                     source=source, samples=tuple(samples), role=role)
 
 
 @lru_cache(maxsize=1)

@@ -107,9 +107,11 @@ def test_required_literals_are_what_every_match_contains(
     assert required_literals(pattern) == literals
 
 
-def test_quiet_records_are_skipped_but_the_same_text_at_error_level_is_not() -> None:
+def test_every_line_is_matched_whatever_its_level_but_quiet_lines_are_never_unknown() -> None:
     line = "dcmi module initialize failed. ret is -8005"
     scan = default_matcher().scan([("p", f"[INFO] X(1,y):t [a.cc:1] {line}\n"
-                                         f"[ERROR] X(1,y):t [a.cc:2] {line}\n")])
+                                         f"[ERROR] X(1,y):t [a.cc:2] {line}\n"
+                                         "[INFO] X(1,y):t [a.cc:3] open failed, retry\n")])
     assert [(h.signature.id, h.line_number, h.count) for h in scan.hits] == [
-        ("dcmi.init-8005", 2, 1)]
+        ("dcmi.init-8005", 1, 2)]
+    assert scan.unknown == []

@@ -1,0 +1,43 @@
+"""First cause, then echoes: the errors found in one log ordered as one failure.
+
+A log's errors usually form a chain: the first cause (a device fault, HCCP that could not
+start, an operator without a kernel) and its echoes (torch_npu's ERRnnnnn wrapper, CANN's
+generic EZ9999 header, the HCCL watchdog, a compile subprocess that exits because its parent
+did). The first cause leads: an entry marked `role: cause` wherever it stands, else the
+earliest error that is not an echo (signatures.Signature.echo), else the earliest error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_env.explain.match import Hit
+
+
+@dataclass
+class Chain:
+    lead: Hit
+    echoes: list[Hit] = field(default_factory=list)
+
+
+def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:
+    """One chain per log (the source where each error was first seen), logs in input order."""
+    by_source: dict[str, list[Hit]] = {}
+    for hit in hits:
+        if hit.signature.severity == "error":
+            by_source.setdefault(hit.source, []).append(hit)
+    chains = []
+    for source in sorted(by_source, key=lambda s: order.get(s, 0)):
+        found = sorted(by_source[source], key=lambda h: h.line_number)
+        marked = [h for h in found if h.signature.role == "cause"]
+        candidates = marked or [h for h in found if not h.signature.echo] or found
+        lead = candidates[0]
+        chain = Chain(lead=lead, echoes=[h for h in found if h is not lead])
+        lead.role, lead.echo_of = "cause", None
+        for echo in chain.echoes:
+            echo.role, echo.echo_of = "echo", lead.signature.id
+        chains.append(chain)
+    return chains
