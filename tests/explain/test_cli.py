@@ -19,9 +19,14 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "explain"
 def test_every_line_explained_is_exit_0_with_meaning_causes_and_fix() -> None:
     done = invoke("explain", str(DATA / "vllm-ascend-4284-set-device.log"))
     assert done.code == 0, done.err
-    assert "aicpu.executor-start-0x7020009" in done.out
+    # The CANN code's line states the why below torch_npu's report of the failed call: it
+    # leads, and the wrappers and the runtime's TraceBack lines are listed as its echoes.
+    assert "x aicpu.opp-verify-e30006  [first cause]" in done.out
     assert "likely causes:" in done.out and "(checks: cann.ops, cann.version)" in done.out
     assert "source: https://github.com/vllm-project/vllm-ascend/issues/4284" in done.out
+    echoes = done.out.split("echoes of it (4)")[1]
+    assert "- aicpu.executor-start-0x7020009 at" in echoes
+    assert "- torch-npu.err00100-acl-api at" in echoes
 
 
 def test_json_is_explain_v1_with_matches_and_unknown(tmp_path: Path) -> None:
