@@ -40,12 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ascend_env.doctor.collect import ProbeOptions, remote_command
+from ascend_env.targets.collect import ProbeOptions, remote_command
 from tests.sim import fleet, sshd
 from tests.sim.layout import FleetPaths
 
 # Short: the doctor's ssh master sockets live in the fleet's folder, and a socket path over
-# 90 characters makes ssh go without a master (ascend_env/doctor/collect.py, MAX_SOCKET_PATH).
+# 90 characters makes ssh go without a master (ascend_env/targets/collect.py, MAX_SOCKET_PATH).
 FLEET = f"bd-{os.getpid()}"
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ascend_env.install.fetch import Source, fetch
 from ascend_env.install.provision import InstallOptions, install
+from ascend_env.repository.fetch import Source, fetch
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
 from tests.sim import fleet, packages
@@ -69,8 +69,7 @@ def measure(hosts: int, repo: Path, plan: Plan, work: Path, runs: int) -> dict[s
         options = InstallOptions(repo=repo, inventory=sim.inventory, allow_reboot=True,
                                  components=["user", "driver", "firmware", "cann", "python",
                                              "env"],
-                                 log_dir=work / "logs", extra_vars=FAKE_REBOOT_VARS,
-                                 doctor=False)
+                                 log_dir=work / "logs", extra_vars=FAKE_REBOOT_VARS)
         ansible = str(Path(sys.executable).with_name("ansible"))
         setup = statistics.median(_timed(lambda: subprocess.run(
             [ansible, "all", "-i", str(sim.inventory), "-m", "setup"], check=True,

@@ -29,8 +29,8 @@ def _plugin(config: pytest.Config) -> DoctorPlugin | None:
 def pytest_configure(config: pytest.Config) -> None:
     if _plugin(config) is None:
         # `pytest checks/` without the doctor: this machine, no spec.
-        from ascend_env.doctor.collect import ProbeOptions, capture_local  # noqa: PLC0415
         from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
+        from ascend_env.targets.collect import ProbeOptions, capture_local  # noqa: PLC0415
 
         captured = capture_local(ProbeOptions())
         if captured.capture is None:

@@ -7,9 +7,9 @@ import pytest
 from ascend_env.core.versions import try_parse
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
+from ascend_env.facts.vendor_compat import vendor_statement
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Matrix
-from ascend_env.facts.vendor_compat import vendor_statement
 
 pytestmark = [pytest.mark.category("driver"), pytest.mark.level(1)]
 

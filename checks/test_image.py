@@ -17,7 +17,7 @@ from ascend_env.doctor.findings import failure, observe
 from ascend_env.doctor.suite import DoctorPlugin, Target
 from ascend_env.facts.model import CannFacts, Facts
 from ascend_env.image.inspection import DRIVER_SONAMES, ImageContext, ImageScope
-from ascend_env.install.actions import NEW_LAYOUT
+from ascend_env.spec.cann_layout import NEW_LAYOUT
 from ascend_env.spec.envspec import EnvSpec
 
 pytestmark = [pytest.mark.category("image"), pytest.mark.level(1)]

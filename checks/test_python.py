@@ -9,7 +9,7 @@ import pytest
 from ascend_env.doctor.findings import failure, observe
 from ascend_env.facts.frameworks import normalize_dist
 from ascend_env.facts.model import CannFacts, Facts
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS
 
 pytestmark = [pytest.mark.category("python"), pytest.mark.level(1)]
 

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ascend_env.install import wheel_digests
-from ascend_env.install.fetch import sha256_of
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
+from ascend_env.repository import wheel_digests
+from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.catalogue import Catalogue, load_catalogue, load_overlay
 from ascend_env.spec.envspec import EnvSpec
 

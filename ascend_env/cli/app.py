@@ -7,7 +7,6 @@ models, ansible, pytest or torch.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from typing import Annotated, NoReturn
@@ -75,9 +74,6 @@ def run() -> None:
         main()
     finally:
         _flush_stdout()
-        # Everything left lives until the process ends: the collections of its shutdown
-        # need not walk it (benchmarks/startup.py and doctor.py measure the difference).
-        gc.freeze()
 
 
 def _flush_stdout() -> None:

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ascend_env.cli.terminal import console, print_json
 from ascend_env.doctor.report import render_terminal
+from ascend_env.explain.inline import explain_text, explained_lines
 
 if TYPE_CHECKING:
     from ascend_env.image.build import ImageResult
@@ -50,7 +51,6 @@ BUILD_FAILURE_SCHEMA = "ascend-env/image-build-failure/v1"
 def render_build_failure(error: BuilderError, *, as_json: bool) -> None:
     """A build the builder could not finish: its output's end, and the known Ascend errors
     in it explained (the knowledge base of `ascend-env explain`)."""
-    from ascend_env.explain.inline import explain_text, explained_lines  # noqa: PLC0415
 
     found = explain_text(str(error))
     if as_json:

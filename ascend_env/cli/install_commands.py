@@ -42,9 +42,8 @@ def fetch(
 ) -> None:
     """Download or import every vendor file of a spec into a verified local repository."""
     from ascend_env.cli.install_view import fetch_progress, render_fetch
-    from ascend_env.install.fetch import Source
-    from ascend_env.install.fetch import fetch as fetch_files
-    from ascend_env.install.python_fetch import fetch_python
+    from ascend_env.repository.fetch import Source, fetch_python
+    from ascend_env.repository.fetch import fetch as fetch_files
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
@@ -98,13 +97,13 @@ def install(
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
+    from ascend_env.ansible.extra_vars import extra_vars_args
     from ascend_env.cli.install_view import install_progress, render_install
-    from ascend_env.install.extra_vars import extra_vars_args
     from ascend_env.install.provision import InstallOptions
-    from ascend_env.install.provision import install as run_install
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
+    from ascend_env.workflows.install_checked import install_checked
 
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
@@ -119,8 +118,9 @@ def install(
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
         check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
-        doctor=post_doctor, offline=offline, extra_args=extra_vars_args(extra_vars or []))
+        offline=offline, extra_args=extra_vars_args(extra_vars or []))
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
-        summary = run_install(loaded, resolved, options, on_event=on_event)
+        summary = install_checked(loaded, resolved, options, check_after=post_doctor,
+                                  on_event=on_event)
     render_install(summary, as_json=as_json)
     raise typer.Exit(0 if summary.succeeded else 1)

@@ -14,11 +14,12 @@ from rich.progress import Progress as Bars
 from rich.table import Table
 
 from ascend_env.cli.terminal import console, print_json
-from ascend_env.install.fetch import Progress
+from ascend_env.explain.inline import explain_text, explained_lines
+from ascend_env.repository.fetch import Progress
 
 if TYPE_CHECKING:
-    from ascend_env.install.fetch import FetchResult
     from ascend_env.install.provision import InstallSummary
+    from ascend_env.repository.fetch import FetchResult
 
 
 @contextmanager
@@ -110,7 +111,6 @@ _NOT_WELL = ("failed", "unreachable", "not run")
 def install_json(summary: InstallSummary) -> dict[str, Any]:
     """The summary as JSON; a host that did not end well gains `explained`, the known Ascend
     errors in its failed task's message (the knowledge base of `ascend-env explain`)."""
-    from ascend_env.explain.inline import explain_text  # noqa: PLC0415
 
     document = summary.model_dump(mode="json", by_alias=True)
     for host, item in zip(summary.hosts, document["hosts"], strict=True):
@@ -134,7 +134,6 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
                       str(host.changed), str(host.failed), str(host.unreachable),
                       str(host.skipped))
     console.print(table)
-    from ascend_env.explain.inline import explain_text, explained_lines  # noqa: PLC0415
 
     for host in summary.hosts:
         if host.message and host.status not in ("ok", "changed"):

@@ -80,7 +80,7 @@ def smoke(
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
     if host is not None:
-        from ascend_env.doctor.collect import check_target
+        from ascend_env.targets.collect import check_target
 
         check_target(host)
     if device is not None:

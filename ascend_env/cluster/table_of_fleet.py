@@ -13,10 +13,11 @@ from ascend_env.cluster.ranktable import (
 )
 from ascend_env.cluster.ranktable_check import global_addresses
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.run import DoctorOptions, captured_targets
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
+from ascend_env.spec.network_plan import PlanError, device_address
+from ascend_env.targets.collect import Captured
 
 
 def _nic_address(facts: Facts) -> str | None:
@@ -49,7 +50,6 @@ def _against_plan(options: DoctorOptions, hosts: list[HostDevices]) -> list[str]
     spec = options.spec
     if spec is None or spec.network is None:
         return []
-    from ascend_env.spec.network_plan import PlanError, device_address  # noqa: PLC0415
 
     notes = []
     for index, host in enumerate(hosts, start=1):

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ascend_env.ansible.runner import PlaybookRun, run_playbook, summarize
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.report import FixRef, FixRun, FleetReport, Report
 from ascend_env.doctor.run import (
     DoctorOptions,
@@ -25,9 +25,9 @@ from ascend_env.doctor.run import (
 from ascend_env.doctor.threads import plan_threads
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
-from ascend_env.install.provision import InstallOptions, run_playbook, summarize
 from ascend_env.spec.envspec import EnvSpec, Threads
 from ascend_env.spec.network_plan import plan_for
+from ascend_env.targets.collect import Captured
 
 FIX_IDS = ("ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
            "selinux-context", "network-ip")
@@ -187,11 +187,11 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
         return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
     tags = [f for f in FIX_IDS if any(f in ids for ids in plans.values())]
     local = options.inventory is None and options.target is None
-    run_options = InstallOptions(repo=Path(), inventory=options.inventory,
-                                 host=options.target if not local else None,
-                                 limit=",".join(plans) if not local else None,
-                                 components=tags, check=dry_run, log_dir=log_dir)
-    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, run_options,
+    playbook_run = PlaybookRun(inventory=options.inventory,
+                               host=options.target if not local else None,
+                               limit=",".join(plans) if not local else None, tags=tags,
+                               check=dry_run, log_dir=log_dir)
+    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, playbook_run,
                                    playbook="fix.yml")
     results = {r.host: r for r in summarize(events)}
     if not results and rc != 0:

@@ -4,39 +4,35 @@ Each target is captured once (live through a testinfra transport, or read from a
 capture); facts are parsed centrally; then the suite (ascend_env/doctor/suite.py) runs checks/ once
 for all targets, every check parametrised by target. Level 1 checks read only facts; level
 2/3 checks (smoke workloads) take the `host` fixture and run things on the target.
-
-Only what starts the probes is imported before they run: pydantic's models (reports,
-captures, the matrix), pytest and the facts parsers load while the targets are being probed,
-so the imports overlap the probes' round trips (a health check pays for the longer of the
-two, not their sum).
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import importlib
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ascend_env.core.errors import AscendEnvError, UsageError
-from ascend_env.doctor.collect import (
+from ascend_env.doctor.report import CheckResult, FleetReport, Report, SpecRef
+from ascend_env.doctor.suite import DoctorContext, Target, run_checks
+from ascend_env.facts.assemble import facts_from_capture
+from ascend_env.facts.capture import (
+    CollectedHost,
+    CollectResult,
+    load_capture,
+    save_captures,
+)
+from ascend_env.facts.capture import redact as redact_captures
+from ascend_env.spec.envspec import EnvSpec
+from ascend_env.targets.collect import (
     Captured,
     ProbeOptions,
     capture_hosts,
     capture_local,
     resolve_hosts,
 )
-
-if TYPE_CHECKING:
-    from ascend_env.doctor.report import CheckResult, FleetReport, Report
-    from ascend_env.facts.capture import CollectResult
-    from ascend_env.spec.envspec import EnvSpec
+from ascend_env.targets.inventory import read_inventory
 
 LEVELS = (1, 2, 3)
 
@@ -65,29 +61,6 @@ class DoctorOptions:
         return self.inventory is not None
 
 
-# What the rest of a run imports: pytest, the report and capture models, the facts parsers,
-# and what the check modules import. tests/cli/test_startup.py keeps the list whole.
-SUITE_MODULES = ("pytest", "ascend_env.facts.capture", "ascend_env.facts.assemble",
-                 "ascend_env.doctor.suite", "ascend_env.spec.envspec",
-                 "ascend_env.install.wheelhouse", "ascend_env.doctor.threads",
-                 "ascend_env.install.actions", "ascend_env.facts.vendor_compat",
-                 "ascend_env.image.inspection", "ascend_env.spec.network_plan",
-                 "ascend_env.doctor.reachability")
-
-
-def prepare_suite() -> None:
-    """Load what the rest of the run needs (imports, the matrix and chip tables), called while
-    the probes run so that a health check waits for the longer of the two, not their sum."""
-    for name in SUITE_MODULES:
-        importlib.import_module(name)
-    from ascend_env.spec.matrix import load_chips, load_matrix  # noqa: PLC0415
-
-    # A broken table is reported by the checks that read it, as without this warm-up.
-    with contextlib.suppress(Exception):
-        load_matrix()
-        load_chips()
-
-
 def probe_options(options: DoctorOptions) -> ProbeOptions:
     spec = options.spec
     return ProbeOptions(install_path=spec.install.path if spec else "/usr/local/Ascend",
@@ -95,16 +68,9 @@ def probe_options(options: DoctorOptions) -> ProbeOptions:
                         users=options.run_users)
 
 
-def captured_targets(options: DoctorOptions,
-                     while_waiting: Callable[[], None] | None = None) -> list[Captured]:
-    """Every target's capture (or why there is none), in the order they were named.
-
-    `while_waiting` runs once the probes are under way (in this thread), to use the time
-    they take; it runs in every case, after the captures when there is nothing to wait for.
-    """
+def captured_targets(options: DoctorOptions) -> list[Captured]:
+    """Every target's capture (or why there is none), in the order they were named."""
     if options.from_files:
-        from ascend_env.facts.capture import load_capture  # noqa: PLC0415
-
         out = []
         sources: dict[str, str] = {}
         for path in options.from_files:
@@ -120,24 +86,16 @@ def captured_targets(options: DoctorOptions,
                                      "one of them")
                 sources[name] = where
                 out.append(Captured(name=name, capture=capture, extra={"source": str(path)}))
-        if while_waiting is not None:
-            while_waiting()
         return out
     probe = probe_options(options)
     if options.inventory is None and options.target is None:
-        # The probe's process runs on another core; a thread waits for it meanwhile.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(capture_local, probe)
-            if while_waiting is not None:
-                while_waiting()
-            local = pending.result()
+        local = capture_local(probe)
         if options.level > 1:  # smoke checks run things through a testinfra Host
             local.host = resolve_hosts(target="local://")[0][1]
         return [local]
     hosts = resolve_hosts(inventory=options.inventory, limit=options.limit,
                           target=options.target, ssh_config=options.ssh_config)
-    captured = capture_hosts(hosts, probe, timeout_s=options.timeout_s,
-                             while_waiting=while_waiting)
+    captured = capture_hosts(hosts, probe, timeout_s=options.timeout_s)
     for item in captured:
         # The address the transport reaches the host at: a rank table's server id.
         # testinfra keeps it as a HostSpec (name, port, user) on the backend.
@@ -153,8 +111,6 @@ def plan_order(options: DoctorOptions, captured: list[Captured]) -> list[str]:
     whole inventory in its order, whatever --limit picked, so that a host's planned address
     never depends on which hosts one run looked at; else the targets named."""
     if options.inventory is not None and options.limit:
-        from ascend_env.doctor.inventory import read_inventory  # noqa: PLC0415 - fleets only
-
         return list(read_inventory(options.inventory, None))
     return [item.name for item in captured]
 
@@ -171,11 +127,6 @@ def evaluate(captured: list[Captured], options: DoctorOptions) -> list[Report]:
 def evaluate_fleet(captured: list[Captured], options: DoctorOptions
                    ) -> tuple[list[Report], list[CheckResult]]:
     """A Report per target, and the results of the fleet-wide checks (once for all)."""
-    # Loaded while the probes ran (prepare_suite).
-    from ascend_env.doctor.report import Report, SpecRef  # noqa: PLC0415
-    from ascend_env.doctor.suite import DoctorContext, Target, run_checks  # noqa: PLC0415
-    from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
-
     started, clock = now_iso(), time.monotonic()
     spec_ref = SpecRef(name=options.spec.name, digest=options.spec.digest()) \
         if options.spec else None
@@ -216,8 +167,6 @@ def as_document(reports: list[Report], options: DoctorOptions, started: str,
                 ) -> Report | FleetReport:
     """One Report for one target (a fleet of one: the fleet-wide checks are its own); a
     FleetReport for an inventory or a list of captures."""
-    from ascend_env.doctor.report import FleetReport  # noqa: PLC0415
-
     if len(reports) == 1 and not options.fleet:
         reports[0].checks += fleet_checks or []
         return reports[0].summarize()
@@ -232,22 +181,13 @@ def doctor(options: DoctorOptions) -> Report | FleetReport:
     if options.level not in LEVELS:
         raise UsageError(f"--level {options.level}: choose 1, 2 or 3")
     started, clock = now_iso(), time.monotonic()
-    captured = captured_targets(options, while_waiting=prepare_suite)
-    # pytest's unraisable-exception plugin runs full collections around the suite; the modules
-    # just imported live as long as the process, so those collections need not walk them.
-    gc.freeze()
-    try:
-        reports, fleet_checks = evaluate_fleet(captured, options)
-    finally:
-        gc.unfreeze()  # for callers that live on (install's post-install doctor, tests)
+    captured = captured_targets(options)
+    reports, fleet_checks = evaluate_fleet(captured, options)
     return as_document(reports, options, started, time.monotonic() - clock, fleet_checks)
 
 
 def collect(options: DoctorOptions, output: Path, *, redact: bool = False) -> CollectResult:
     """Capture the targets into one file (a list for several hosts) for `doctor --from`."""
-    from ascend_env.facts.capture import CollectedHost, CollectResult, save_captures  # noqa: PLC0415
-    from ascend_env.facts.capture import redact as redact_captures  # noqa: PLC0415
-
     captured = captured_targets(options)
     captures = [c.capture for c in captured if c.capture is not None]
     if not captures:

@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from pluggy import HookimplMarker
 
 from ascend_env.core.errors import UsageError
@@ -31,6 +32,7 @@ from ascend_env.doctor.findings import (
     take_observed,
 )
 from ascend_env.doctor.report import CheckResult, FixRef, Status
+from ascend_env.facts.model import Facts
 from ascend_env.spec.matrix import Matrix, load_matrix
 
 if TYPE_CHECKING:
@@ -230,7 +232,6 @@ class DoctorPlugin:
 def result_of(info: CheckInfo, report: pytest.TestReport, raised: BaseException | None,
               duration_s: float) -> CheckResult:
     """The row of a check from the report of the phase that decided it and what it raised."""
-    import pytest  # noqa: PLC0415 - loaded already: this runs inside the session
 
     base = {"id": info.id, "title": info.title, "category": info.category,
             "level": info.level, "duration_s": duration_s, "evidence": take_evidence()}
@@ -326,7 +327,6 @@ def pytest_args(checks: Path, *extra: str) -> list[str]:
 
 def run_suite(checks: Path, plugin: DoctorPlugin, *extra: str) -> int:
     """pytest over a check suite with the doctor's plugin; pytest's exit code."""
-    import pytest  # noqa: PLC0415 - see ascend_env/doctor/run.py: prepare_suite
 
     # Output capture stays on, at the file descriptors as under `pytest checks/`, so what a
     # check or the commands it starts print never reaches the doctor's output (a --json
@@ -340,7 +340,6 @@ def run_suite(checks: Path, plugin: DoctorPlugin, *extra: str) -> int:
 
 def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorPlugin:
     """Run (or only collect) the suite for every target of the context."""
-    import pytest  # noqa: PLC0415 - see prepare_suite
 
     plugin = DoctorPlugin(context)
     checks = shipped_dir("checks")
@@ -358,7 +357,6 @@ def run_checks(context: DoctorContext, *, collect_only: bool = False) -> DoctorP
 
 def list_checks(level: int = 3, only: tuple[str, ...] = ()) -> list[CheckInfo]:
     """The suite's checks without running anything."""
-    from ascend_env.facts.model import Facts  # noqa: PLC0415 - see prepare_suite
 
     placeholder = Target(name="-", facts=Facts())
     plugin = run_checks(DoctorContext(targets=[placeholder], level=level, only=only),

@@ -1,6 +1,6 @@
-"""`explain --host/--inventory`: run the checks the matched signatures' causes name, on the
-host(s), through the doctor (ascend_env/doctor/run.py, its `--only` selection), and say for
-each cause whether it holds there.
+"""`explain --host/--inventory`: for each cause of a matched signature, whether it holds on
+the host(s), from the results of the checks it names (the doctor runs them:
+ascend_env/doctor/confirm.py, its `--only` selection).
 
 A cause holds when one of its checks fails or warns; it is ruled out when all of them pass;
 otherwise (skipped, errored, not run) it is undecided. A cause that names no check cannot be
@@ -10,15 +10,24 @@ decided on a host (a remote rank, the network between hosts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from ascend_env.explain.signatures import Cause
 
-if TYPE_CHECKING:
-    from ascend_env.doctor.report import CheckResult
-    from ascend_env.doctor.run import DoctorOptions
-
 Verdict = Literal["holds", "ruled out", "undecided", "not checkable"]
+
+
+class CheckOutcome(Protocol):
+    """What a cause's verdict reads of one check's result (the doctor's CheckResult)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
 
 
 @dataclass
@@ -26,27 +35,11 @@ class HostChecks:
     host: str
     reachable: bool
     error: str | None = None
-    results: dict[str, CheckResult] = field(default_factory=dict)
+    results: dict[str, CheckOutcome] = field(default_factory=dict)
 
 
 def wanted_checks(causes: list[Cause]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c for cause in causes for c in cause.checks))
-
-
-def run_checks(options: DoctorOptions, check_ids: tuple[str, ...]) -> list[HostChecks]:
-    """The doctor restricted to `check_ids`, per host."""
-    from dataclasses import replace  # noqa: PLC0415
-
-    from ascend_env.doctor.report import Report  # noqa: PLC0415
-    from ascend_env.doctor.run import doctor  # noqa: PLC0415
-
-    document = doctor(replace(options, only=check_ids))
-    reports = [document] if isinstance(document, Report) else document.hosts
-    out = []
-    for report in reports:
-        out.append(HostChecks(host=report.host, reachable=report.reachable, error=report.error,
-                              results={c.id: c for c in report.checks}))
-    return out
 
 
 def verdict(cause: Cause, host: HostChecks) -> Verdict:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, AscendEnvError
 from ascend_env.core.inputs import MAX_CAPTURE_BYTES, InputError, gunzip_bounded, read_bounded
+from ascend_env.core.outputs import write_output
 from ascend_env.remote.probe import SCHEMA
 
 PathType = Literal["file", "dir", "link", "char", "block", "fifo", "socket", "missing", "unknown"]
@@ -188,7 +189,6 @@ def save_captures(path: Path | str, captures: Iterable[Capture]) -> Path:
     items = [c.to_json() for c in captures]
     doc: object = items[0] if len(items) == 1 else items
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    from ascend_env.core.outputs import write_output  # noqa: PLC0415
 
     p = Path(path)
     data = gzip.compress(text.encode()) if p.suffix == ".gz" else text.encode()

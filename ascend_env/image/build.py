@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field
 from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT, AscendEnvError
 from ascend_env.core.outputs import staged_folder
 from ascend_env.core.resources import remote_source
-from ascend_env.doctor.collect import ProbeOptions, remote_command
 from ascend_env.doctor.report import Report, SpecRef
 from ascend_env.doctor.run import now_iso
 from ascend_env.doctor.suite import Target, run_checks
@@ -46,6 +45,7 @@ from ascend_env.image.runargs import HostView
 from ascend_env.spec.catalogue import Catalogue
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import resolve
+from ascend_env.targets.collect import ProbeOptions, remote_command
 
 IMAGE_SCHEMA = "ascend-env/image/v1"
 STORE = "/etc/ascend-env"

@@ -23,11 +23,12 @@ import jinja2
 from ascend_env import __version__
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
-from ascend_env.image.env import ATB_CXX_ABI, cann_layout, image_env
-from ascend_env.install.fetch import sha256_of
-from ascend_env.install.installers import RepoError, verify_repo
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, python_stack
+from ascend_env.image.env import ATB_CXX_ABI, image_env
 from ascend_env.remote import healthcheck
+from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.installers import RepoError, verify_repo
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, python_stack
+from ascend_env.spec.cann_layout import cann_layout
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import load_matrix
 from ascend_env.spec.plan import Plan
@@ -291,7 +292,7 @@ def prepare_context(dest: Path, spec: EnvSpec, plan: Plan, repo: Path,
     pins = spec.framework_pins()
     pip_wheel = None
     if pins:
-        # Every wheel of the venv's closure the repository holds (ascend_env/install/wheelhouse.py),
+        # Every wheel of the venv's closure the repository holds (repository/wheelhouse.py),
         # each checked again by its digest inside the build; offline, a gap is an error now
         # rather than pip's failure half-way through the build.
         stack = python_stack(spec, repo)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ascend_env.core.versions import AscendVersion
-from ascend_env.install.actions import NEW_LAYOUT
+from ascend_env.spec.cann_layout import cann_layout
 from ascend_env.spec.envspec import EnvSpec
 
 # PATH of the Debian/Ubuntu/openEuler base images; the CANN entries go in front of it.
@@ -33,44 +33,6 @@ ATB_DEFAULTS: tuple[tuple[str, str], ...] = (
 CMAKE_FROM = AscendVersion.parse("9.0.0")
 # The C++ ABI of the NNAL libraries: the 8.5.0 and 9.x official images use cxx_abi_1.
 ATB_CXX_ABI = 1
-
-
-@dataclass(frozen=True)
-class CannLayout:
-    """Where one CANN release lives inside the image."""
-
-    install_path: str
-    version: str
-    new: bool  # 8.5.0+: cann-<ver>/ with cann -> cann-<ver>; before: ascend-toolkit/<ver>
-
-    @property
-    def home(self) -> str:
-        """ASCEND_TOOLKIT_HOME as the official images of this era set it."""
-        if self.new:
-            return f"{self.install_path}/cann-{self.version}"
-        return f"{self.install_path}/ascend-toolkit/latest"
-
-    @property
-    def set_env(self) -> str:
-        """The documented toolkit environment script of this era (ascend-facts §2.1)."""
-        if self.new:
-            return f"{self.install_path}/cann/set_env.sh"
-        return f"{self.install_path}/ascend-toolkit/set_env.sh"
-
-    @property
-    def nnal_set_env(self) -> str:
-        return f"{self.install_path}/nnal/atb/set_env.sh"
-
-    @property
-    def driver(self) -> str:
-        return f"{self.install_path}/driver"
-
-
-def cann_layout(spec: EnvSpec) -> CannLayout:
-    """The layout the spec's CANN release installs into."""
-    version = spec.cann.version
-    return CannLayout(install_path=spec.install.path.rstrip("/") or "/", version=version.raw,
-                      new=version.release() >= NEW_LAYOUT)
 
 
 @dataclass

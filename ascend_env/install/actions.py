@@ -16,14 +16,12 @@ from ascend_env.core.versions import AscendVersion, try_parse
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture
 from ascend_env.facts.model import Facts
+from ascend_env.spec.cann_layout import NEW_LAYOUT
 from ascend_env.spec.matrix import load_matrix
 
 HdkAction = Literal["none", "full", "upgrade"]
 CannAction = Literal["none", "install", "upgrade"]
 
-# From CANN 8.5.0 the toolkit lives in cann-<version>/ and going back needs an uninstall of
-# the newer version first; `--upgrade` cannot downgrade (CANN-850; CANN-RN850).
-NEW_LAYOUT = AscendVersion.parse("8.5.0")
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.install.repo_folder import kind_of, partial_dir, sha256_of
+from ascend_env.repository.repo_folder import kind_of, partial_dir, sha256_of
 
 CHUNK = 1 << 20
 # Linux NAME_MAX; PATH_MAX is 4096 but no vendor member comes near a quarter of it.

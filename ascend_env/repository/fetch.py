@@ -22,10 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.core.urls import URLError, check_url
-from ascend_env.install.archive import ArchiveError, Member, matches, unpack
-from ascend_env.install.http import FetchError, Interrupted, download_once
-from ascend_env.install.python_fetch import PythonWheels  # fetch_python moved there too
-from ascend_env.install.repo_folder import (
+from ascend_env.repository.archive import ArchiveError, Member, matches, unpack
+from ascend_env.repository.http import FetchError, Interrupted, download_once
+from ascend_env.repository.python_fetch import PythonWheels, python_wheels
+from ascend_env.repository.repo_folder import (
     MANIFEST,
     PARTIAL,
     REPO_SCHEMA,
@@ -38,6 +38,7 @@ from ascend_env.install.repo_folder import (
     staging_file,
     write_manifest,
 )
+from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
 
 __all__ = ["MANIFEST", "PARTIAL", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
@@ -296,3 +297,16 @@ def locate(dest: Path, item: PlanItem) -> Path | None:
         if found:
             return found[0]
     return None
+
+
+def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
+                 index_url: str | None = None, mirror: str | None = None) -> FetchResult:
+    """The fetch result with the framework wheels' share (python_fetch.py); a gap makes it
+    incomplete only when it was asked to be filled."""
+    python, recorded = python_wheels(Path(result.dest), spec, download=download,
+                                     index_url=index_url, mirror=mirror)
+    if python is None:
+        return result
+    return result.model_copy(update={
+        "python": python,
+        "complete": result.complete and (python.complete or not download) and recorded})

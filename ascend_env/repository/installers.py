@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.install.repo_folder import MANIFEST, kind_of, read_manifest, sha256_of
+from ascend_env.repository.repo_folder import MANIFEST, kind_of, read_manifest, sha256_of
 from ascend_env.spec.plan import Plan, PlanItem
 
 # CANN items of the plan, by the component tag that installs them.

@@ -10,12 +10,11 @@ tags of the real wheels (spec/wheels.py), and repo.json's `wheels` section
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from ascend_env.install import wheel_digests
-from ascend_env.install.wheelhouse import (
+from ascend_env.repository import wheel_digests
+from ascend_env.repository.wheelhouse import (
     WHEELS_DIR,
     DownloadError,
     Target,
@@ -23,11 +22,8 @@ from ascend_env.install.wheelhouse import (
     requirements_for,
     scan,
 )
-from ascend_env.install.wheelhouse import download as download_wheels
+from ascend_env.repository.wheelhouse import download as download_wheels
 from ascend_env.spec.envspec import EnvSpec
-
-if TYPE_CHECKING:
-    from ascend_env.install.fetch import FetchResult
 
 
 class PythonWheels(BaseModel):
@@ -40,17 +36,17 @@ class PythonWheels(BaseModel):
     message: str = Field("", description="pip's error, or the command that fills the gap")
 
 
-def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
-                 index_url: str | None = None, mirror: str | None = None) -> FetchResult:
-    """Report (and with `download`, first fill with `pip download`) the repository's share of
-    the framework venv's closure; a gap makes the result incomplete only when it was asked
-    to be filled. Every wheel of the repository not yet in repo.json is recorded there with
-    its sha256: from now on install ships it only while it still has that digest."""
-    dest = Path(result.dest)
+def python_wheels(dest: Path, spec: EnvSpec, *, download: bool = False,
+                  index_url: str | None = None, mirror: str | None = None
+                  ) -> tuple[PythonWheels | None, bool]:
+    """The repository's share of the framework venv's closure (with `download`, first filled
+    with `pip download`), and whether every wheel was recorded cleanly. Every wheel of the
+    repository not yet in repo.json is recorded there with its sha256: from now on install
+    ships it only while it still has that digest. None without frameworks."""
     error = ""
     requirements = requirements_for(spec)
     if not requirements:
-        return result
+        return None, True
     target = Target.of(spec, mirror=mirror)
     if download:
         try:
@@ -64,13 +60,10 @@ def fetch_python(result: FetchResult, spec: EnvSpec, *, download: bool = False,
         notes.append(str(exc))
         stack = python_stack(spec, dest, mirror=mirror, verify=False)
     if stack is None:
-        return result
+        return None, True
     message = "\n".join([*([error] if error else []), *notes]) or (
         "" if stack.offline else stack.hint)
-    python = PythonWheels(requirements=stack.requirements,
-                          wheels=[str(w.relative_to(dest)) for w in stack.wheels],
-                          missing=[str(m) for m in stack.missing],
-                          complete=stack.offline and not notes, message=message)
-    return result.model_copy(update={
-        "python": python,
-        "complete": result.complete and (python.complete or not download) and not notes})
+    return PythonWheels(requirements=stack.requirements,
+                        wheels=[str(w.relative_to(dest)) for w in stack.wheels],
+                        missing=[str(m) for m in stack.missing],
+                        complete=stack.offline and not notes, message=message), not notes

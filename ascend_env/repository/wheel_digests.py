@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.install.repo_folder import (
+from ascend_env.repository.repo_folder import (
     MANIFEST,
     kind_of,
     read_manifest,

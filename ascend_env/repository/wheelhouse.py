@@ -38,6 +38,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
+from ascend_env.repository import wheel_digests
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.wheels import TORCH_CPU_INDEX, pip_platforms, torch_pin
 
@@ -299,7 +300,6 @@ def python_stack(spec: EnvSpec, repo: Path, *, mirror: str | None = None,
     wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
     frameworks. With `verify`, each chosen wheel must still have the sha256 repo.json records
     (install/wheel_digests.py): WheelDigestError names every one that does not."""
-    from ascend_env.install import wheel_digests  # noqa: PLC0415 - repo_folder imports fetch's
 
     requirements = requirements_for(spec)
     if not requirements:

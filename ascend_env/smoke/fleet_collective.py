@@ -41,8 +41,8 @@ class FleetHost:
 
 def hosts_of(inventory: Path, limit: str | None) -> list[FleetHost]:
     """The inventory's hosts with their ansible_host addresses."""
-    from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
-    from ascend_env.doctor.inventory import read_inventory  # noqa: PLC0415
+    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
+    from ascend_env.targets.inventory import read_inventory  # noqa: PLC0415
 
     variables = read_inventory(inventory, limit)
     found = [FleetHost(name, str(variables.get(name, {}).get("ansible_host") or name), host)

@@ -89,7 +89,7 @@ class HostTarget:
     def __init__(self, spec: str, host: Any = None) -> None:
         """`spec` is a testinfra URL (`ssh://node1`); `host` an already connected Host."""
         if host is None:  # as the doctor reads --host: checked, ssh:// by default
-            from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415
+            from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415
 
             host = resolve_hosts(target=spec)[0][1]
         self.name = spec
@@ -100,7 +100,7 @@ class HostTarget:
         try:
             out = self._host.run(command)
         except Exception as exc:  # testinfra raises backend-specific errors
-            from ascend_env.doctor.collect import transport_reason  # noqa: PLC0415
+            from ascend_env.targets.collect import transport_reason  # noqa: PLC0415
 
             raise UsageError(f"cannot reach {self.name}: {transport_reason(exc)}") from exc
         return Completed(int(out.rc), str(out.stdout), str(out.stderr))
@@ -265,7 +265,7 @@ def run_fleet(request: SmokeRequest, inventory: Path, limit: str | None = None
     """The same workload on every host of an inventory, in parallel; errors kept per host."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from ascend_env.doctor.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
+    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
 
     hosts = resolve_hosts(inventory=inventory, limit=limit)
 

@@ -17,19 +17,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import remote_source
-from ascend_env.doctor.inventory import read_inventory
+from ascend_env.facts.capture import Capture, CaptureError, parse_capture
 from ascend_env.remote import probe
-
-if TYPE_CHECKING:
-    # pydantic's models load while the probes run (doctor.prepare_suite), not before.
-    from ascend_env.facts.capture import Capture
+from ascend_env.targets.inventory import read_inventory
 
 # ssh exits 255 when it could not reach the host (or authenticate); the probe never does.
 SSH_FAILED = 255
@@ -99,7 +95,6 @@ def capture_local(options: ProbeOptions, name: str = "localhost") -> Captured:
     if done.returncode != 0:
         return Captured(name=name, error=f"the probe failed (exit {done.returncode}): "
                                          f"{done.stderr.strip()[-500:]}")
-    from ascend_env.facts.capture import CaptureError, parse_capture  # noqa: PLC0415
 
     try:
         capture = parse_capture(done.stdout, where="local probe")
@@ -149,7 +144,6 @@ def capture_remote(name: str, host: Any, command: str) -> Captured:
         result.error, result.unreachable = f"unreachable: {transport_reason(exc)}", True
         return result
     # Once the answer is in: the import (pydantic) would hold the probe's start back.
-    from ascend_env.facts.capture import CaptureError, parse_capture  # noqa: PLC0415
 
     result.duration_s = time.monotonic() - started
     stderr = (out.stderr or "").strip()
@@ -298,16 +292,9 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
 
 
 def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
-                  timeout_s: float = 300.0,
-                  while_waiting: Callable[[], None] | None = None) -> list[Captured]:
-    """Every host captured in parallel; a host that hangs past `timeout_s` is unreachable.
-
-    `while_waiting` runs in this thread once every probe has started (the caller's own
-    preparation overlaps the round trips); the timeout counts from the start all the same.
-    """
+                  timeout_s: float = 300.0) -> list[Captured]:
+    """Every host captured in parallel; a host that hangs past `timeout_s` is unreachable."""
     if not hosts:
-        if while_waiting is not None:
-            while_waiting()
         return []
     started = time.monotonic()
     command = remote_command(options)
@@ -328,8 +315,6 @@ def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,
     workers = [threading.Thread(target=worker, daemon=True) for _ in range(min(32, len(hosts)))]
     for thread in workers:
         thread.start()
-    if while_waiting is not None:
-        while_waiting()
     for thread in workers:
         thread.join(max(0.0, timeout_s - (time.monotonic() - started)))
     with lock:

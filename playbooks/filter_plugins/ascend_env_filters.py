@@ -9,7 +9,7 @@ from typing import Any
 from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import parse_capture
 from ascend_env.install.actions import decide, read_host
-from ascend_env.install.wheelhouse import drift
+from ascend_env.repository.wheelhouse import drift
 
 
 def ascend_remote_source(name: str) -> str:
@@ -51,7 +51,7 @@ def ascend_first_lines(grep_output: str) -> dict[str, str]:
 
 
 def ascend_venv_drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
-    """What of the wheel closure the venv lacks (see ascend_env.install.wheelhouse.drift)."""
+    """What of the wheel closure the venv lacks (see ascend_env.repository.wheelhouse.drift)."""
     return drift(closure, installed)
 
 

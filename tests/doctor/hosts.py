@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS
 from tests.sim.fixtures import SimFleet
 from tests.wheels import build_wheel
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ascend_env.doctor.collect import MAX_REASON, capture_remote, transport_reason
 from ascend_env.facts.capture import Capture, save_captures
+from ascend_env.targets.collect import MAX_REASON, capture_remote, transport_reason
 from tests.cli_invoke import invoke
 from tests.core.test_inputs import BILLION_LAUGHS
 

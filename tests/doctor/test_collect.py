@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from ascend_env.core.resources import remote_source
-from ascend_env.doctor.collect import (
+from ascend_env.facts.capture import parse_capture
+from ascend_env.remote import probe, probe_io
+from ascend_env.targets.collect import (
     MAX_ARGUMENT,
     ProbeOptions,
     capture_local,
@@ -24,8 +26,6 @@ from ascend_env.doctor.collect import (
     remote_command,
     resolve_hosts,
 )
-from ascend_env.facts.capture import parse_capture
-from ascend_env.remote import probe, probe_io
 from tests.remote.test_probe import OLD_PYTHONS, make_tree
 
 
@@ -140,7 +140,7 @@ def test_capture_local_runs_the_probe_file(tmp_path: Path) -> None:
 
 STUCK_HOST = """\
 import json, sys, time
-from ascend_env.doctor import collect
+from ascend_env.targets import collect
 
 class Answer:
     rc, stdout, stderr = 1, "", "boom"

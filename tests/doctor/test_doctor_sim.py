@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from ascend_env.ansible.runner import PlaybookRun, run_playbook
 from ascend_env.doctor.fix import host_vars
 from ascend_env.doctor.report import FleetReport, Report
 from ascend_env.doctor.run import DoctorOptions, doctor
-from ascend_env.install.provision import InstallOptions, run_playbook
 from ascend_env.spec.envspec import build_spec
 from tests.cli_invoke import invoke
 from tests.doctor import hosts as h
@@ -263,9 +263,9 @@ def test_fix_dry_run_then_fix_then_nothing_left(broken: tuple[SimFleet, Path],
     facts_report = doctor(DoctorOptions(spec=build_spec(SPEC, "t"), inventory=inventory,
                                         run_users=(h.RUN_USER,)))
     assert isinstance(facts_report, FleetReport)
-    from ascend_env.doctor.collect import capture_hosts, resolve_hosts  # noqa: PLC0415
     from ascend_env.doctor.run import probe_options  # noqa: PLC0415
     from ascend_env.facts.assemble import facts_from_capture  # noqa: PLC0415
+    from ascend_env.targets.collect import capture_hosts, resolve_hosts  # noqa: PLC0415
 
     options = DoctorOptions(spec=build_spec(SPEC, "t"), inventory=inventory,
                             run_users=(h.RUN_USER,))
@@ -273,9 +273,9 @@ def test_fix_dry_run_then_fix_then_nothing_left(broken: tuple[SimFleet, Path],
     assert captured[0].capture is not None
     variables = {"sim1": host_vars(facts_from_capture(captured[0].capture), options.spec,
                                    options.run_users, facts_report.hosts[0])}
-    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, InstallOptions(
-        repo=Path(), inventory=inventory, log_dir=tmp_path / "idem",
-        components=["ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
+    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, PlaybookRun(
+        inventory=inventory, log_dir=tmp_path / "idem",
+        tags=["ld-library-path", "device-permissions", "python-deps", "aicpu-threads",
                     "selinux-context"]), playbook="fix.yml")
     assert rc == 0, log.read_text()[-3000:]
     changed = [e["task"] for e in events if e.get("event") == "result" and e.get("changed")]

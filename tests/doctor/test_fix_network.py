@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from ascend_env.doctor import fix
-from ascend_env.doctor.collect import Captured
 from ascend_env.doctor.report import CheckResult, FixRef, FleetReport, Report
 from ascend_env.doctor.run import DoctorOptions, plan_order
 from ascend_env.facts.model import Facts, NetworkFacts
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.network_plan import PlanError
+from ascend_env.targets.collect import Captured
 from tests.doctor.test_network_checks import host, run
 
 ROLE = Path(__file__).parents[2] / "playbooks" / "roles" / "fix_network_ip" / "tasks" / "main.yml"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ascend_env.install.provision import InstallOptions, run_playbook
+from ascend_env.ansible.runner import PlaybookRun, run_playbook
 from tests.sim.fixtures import FleetFactory, SimFleet
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
@@ -52,8 +52,8 @@ def _host(fleet: SimFleet, mode: str | None) -> Path:
 
 def _run(fleet: SimFleet, tmp_path: Path, *, check: bool) -> list[dict[str, Any]]:
     variables = {"ascend_fix_hosts": {"sim1": {"selinux_paths": PATHS}}}
-    rc, log, events = run_playbook(variables, InstallOptions(
-        repo=Path(), inventory=fleet.inventory, components=["selinux-context"], check=check,
+    rc, log, events = run_playbook(variables, PlaybookRun(
+        inventory=fleet.inventory, tags=["selinux-context"], check=check,
         log_dir=tmp_path / "logs"), playbook="fix.yml")
     assert rc == 0, log.read_text()[-3000:]
     return [e for e in events if e.get("event") == "result"]

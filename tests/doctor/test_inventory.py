@@ -14,7 +14,7 @@ import pytest
 from ansible.parsing.vault import VaultLib, VaultSecret
 
 from ascend_env.core.errors import UsageError
-from ascend_env.doctor import inventory
+from ascend_env.targets import inventory
 
 INI = """\
 [all:vars]
@@ -271,7 +271,7 @@ def test_vaulted_variables_decrypt_with_the_configured_password(
     text = ("ansible_user: !vault |\n" + textwrap.indent(vaulted("admin"), "  ") if inline
             else vaulted("ansible_user: admin\n"))
     write(tmp_path / "group_vars" / "rack2.yml", text)
-    code = ("import json, sys; from pathlib import Path; from ascend_env.doctor import inventory; "
+    code = ("import json, sys; from pathlib import Path; from ascend_env.targets import inventory; "
             "print(json.dumps(inventory.read_inventory(Path(sys.argv[1]), 'node04')))")
     run = [sys.executable, "-c", code, str(path)]
     env = {"HOME": str(home), "XDG_CACHE_HOME": str(home.with_name("home-cache")),

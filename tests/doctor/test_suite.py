@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from ascend_env.core.resources import shipped_dir
-from ascend_env.doctor.collect import ProbeOptions, capture_local
 from ascend_env.doctor.report import Status
 from ascend_env.doctor.suite import (
     DoctorContext,
@@ -25,6 +24,7 @@ from ascend_env.doctor.suite import (
 )
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.model import Facts
+from ascend_env.targets.collect import ProbeOptions, capture_local
 from tests.facts.captures import GOLDEN_HOSTS
 
 # pytest's own verdict of a check (pytest_report_teststatus) and the doctor's row for it.

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from ascend_env.ansible.runner import summarize
 from ascend_env.cli.image_view import BUILD_FAILURE_SCHEMA, render_build_failure
 from ascend_env.cli.install_view import render_install
 from ascend_env.cli.smoke_view import render_fleet
 from ascend_env.explain.inline import explain_text
 from ascend_env.image import build, builders
-from ascend_env.install.provision import InstallSummary, summarize
+from ascend_env.install.provision import InstallSummary
 from ascend_env.smoke.verdict import Thresholds, Verdict
 from tests.cli_invoke import invoke
 from tests.smoke.conftest import FAKE_NPU, needs_torch

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ascend_env.install.fetch import Source, fetch
+from ascend_env.repository.fetch import Source, fetch
 from ascend_env.spec.catalogue import Catalogue
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from ascend_env.core.resources import remote_source
-from ascend_env.doctor.collect import MAX_ARGUMENT
 from ascend_env.image import build
 from ascend_env.image.builders import Completed, in_one_shell
 from ascend_env.remote import image_probe
+from ascend_env.targets.collect import MAX_ARGUMENT
 from tests.image.stack import spec_for
 
 

@@ -23,8 +23,9 @@ from ascend_env.image.context import (
     render_scripts,
     select_frameworks,
 )
-from ascend_env.image.env import cann_env, cann_layout
+from ascend_env.image.env import cann_env
 from ascend_env.image.inspection import ImageFacts
+from ascend_env.spec.cann_layout import cann_layout
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import resolve
 

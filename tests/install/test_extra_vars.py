@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ascend_env.ansible import runner
+from ascend_env.ansible.extra_vars import extra_vars_args
+from ascend_env.ansible.runner import PlaybookRun, run_playbook
 from ascend_env.core.errors import UsageError
-from ascend_env.install import provision
-from ascend_env.install.extra_vars import extra_vars_args
-from ascend_env.install.provision import InstallOptions, run_playbook
 from tests.cli_invoke import invoke
 
 
@@ -56,8 +56,8 @@ def test_they_reach_ansible_playbook_after_ascend_envs_own(tmp_path: Path,
     recorder.write_text("#!/usr/bin/env python3\nimport json, sys\n"
                         f"json.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n")
     recorder.chmod(0o755)
-    monkeypatch.setattr(provision, "_ansible_playbook", lambda: str(recorder))
-    options = InstallOptions(repo=tmp_path, host="node1", log_dir=tmp_path / "logs",
+    monkeypatch.setattr(runner, "ansible_playbook", lambda: str(recorder))
+    options = PlaybookRun(host="node1", log_dir=tmp_path / "logs",
                              extra_args=["hdk_reboot_timeout=90", "@/etc/site.yml"])
     rc, _log, _events = run_playbook({"ascend_allow_reboot": True}, options)
     assert rc == 0

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from packaging.utils import canonicalize_name
 
-from ascend_env.install.fetch import Source, fetch, locate
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS
+from ascend_env.repository.fetch import Source, fetch, locate
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS
 from ascend_env.spec.catalogue import CatalogueError, load_catalogue, load_overlay
 from ascend_env.spec.envspec import build_spec, load_spec
 from ascend_env.spec.plan import Plan, resolve

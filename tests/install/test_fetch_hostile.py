@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ascend_env.core.urls import URLError, check_url
-from ascend_env.install import http
-from ascend_env.install.fetch import FetchResult, Source, fetch
-from ascend_env.install.repo_folder import RepoFolderError
+from ascend_env.repository import http
+from ascend_env.repository.fetch import FetchResult, Source, fetch
+from ascend_env.repository.repo_folder import RepoFolderError
 from ascend_env.spec.catalogue import CatalogueError, load_overlay
 from tests.cli_invoke import invoke
 from tests.install.test_fetch import (

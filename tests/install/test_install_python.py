@@ -3,7 +3,7 @@
 Real Ansible, real ssh, real `python3 -m venv` and real pip on the host's Debian Python. The
 wheels are stand-ins (tests/wheels.py): torch 2.9.0, torch_npu 2.9.0 and CANN's
 Python dependencies, with declared dependencies of their own so that the controller's closure
-check (ascend_env/install/wheelhouse.py) and pip's `--no-index` install are both exercised. They
+check (ascend_env/repository/wheelhouse.py) and pip's `--no-index` install are both exercised. They
 carry the pinned names and versions, not the real code: nothing here trains.
 """
 
@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 
-from ascend_env.install.fetch import Source, fetch
-from ascend_env.install.provision import InstallOptions, InstallSummary, RepoError, install
-from ascend_env.install.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
+from ascend_env.install.provision import InstallOptions, InstallSummary
+from ascend_env.repository.fetch import Source, fetch
+from ascend_env.repository.installers import RepoError
+from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
+from ascend_env.workflows.install_checked import install_checked
 from tests.cli_invoke import invoke
 from tests.sim import provision
 from tests.sim.fixtures import FleetFactory, SimFleet
@@ -69,7 +71,7 @@ def host(sim_private_fleet: FleetFactory) -> Iterator[SimFleet]:
 
 def run(fleet: SimFleet, repo: Path, plan: Plan, tmp_path: Path, **options: Any
         ) -> InstallSummary:
-    return install(spec(), plan, InstallOptions(
+    return install_checked(spec(), plan, InstallOptions(
         repo=repo, inventory=fleet.inventory, components=["python", "env"],
         log_dir=tmp_path / "logs", **options))
 

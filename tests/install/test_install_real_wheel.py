@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.install.fetch import Source, fetch, sha256_of
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
-from ascend_env.install.wheel_digests import WheelDigestError
+from ascend_env.repository.fetch import Source, fetch, sha256_of
+from ascend_env.repository.wheel_digests import WheelDigestError
 from ascend_env.spec.catalogue import load_catalogue, load_overlay
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
@@ -95,7 +95,7 @@ def host(sim_private_fleet: FleetFactory) -> Iterator[SimFleet]:
 def run(fleet: SimFleet, repo: Path, plan: Plan, tmp_path: Path) -> InstallSummary:
     return install(spec(), plan, InstallOptions(
         repo=repo, inventory=fleet.inventory, components=["python"], offline=True,
-        doctor=False, log_dir=tmp_path / "logs"))
+        log_dir=tmp_path / "logs"))
 
 
 def test_the_real_torch_npu_installs_offline_with_its_digest_checked(

@@ -24,11 +24,12 @@ import pytest
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.report import CheckResult, FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
-from ascend_env.install.fetch import Source, fetch
-from ascend_env.install.installers import RepoError, verify_repo
-from ascend_env.install.provision import InstallOptions, InstallSummary, install
+from ascend_env.install.provision import InstallOptions, InstallSummary
+from ascend_env.repository.fetch import Source, fetch
+from ascend_env.repository.installers import RepoError, verify_repo
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import Plan, resolve
+from ascend_env.workflows.install_checked import install_checked
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots, reboot
@@ -81,7 +82,7 @@ def prepare(fleet: SimFleet) -> None:
 def run(fleet: SimFleet, repo: Path, plan: Plan, cann: str, tmp_path: Path, **options: Any
         ) -> InstallSummary:
     extra = {**FAKE_REBOOT_VARS, **options.pop("extra_vars", {})}
-    return install(spec_for(cann, options.pop("devices", 8)), plan, InstallOptions(
+    return install_checked(spec_for(cann, options.pop("devices", 8)), plan, InstallOptions(
         repo=repo, inventory=fleet.inventory, components=options.pop("components", COMPONENTS),
         log_dir=tmp_path / "logs", extra_vars=extra, **options))
 
@@ -238,7 +239,7 @@ def test_unreachable_host_does_not_stop_the_others(
     text = fleet.inventory.read_text()
     assert "[sim]\n" in text
     inventory.write_text(text.replace("[sim]\n", "[sim]\nghost ansible_host=127.0.0.254\n", 1))
-    summary = install(spec_for("8.5.0"), plans["8.5.0"], InstallOptions(
+    summary = install_checked(spec_for("8.5.0"), plans["8.5.0"], InstallOptions(
         repo=repo, inventory=inventory, components=COMPONENTS, allow_reboot=True,
         log_dir=tmp_path / "logs", extra_vars=FAKE_REBOOT_VARS))
     found = statuses(summary)

@@ -9,9 +9,10 @@ import pytest
 
 from ascend_env.doctor.report import FleetReport, Report
 from ascend_env.doctor.run import DoctorOptions, doctor
-from ascend_env.install.fetch import Source, fetch
-from ascend_env.install.provision import InstallOptions, install
+from ascend_env.install.provision import InstallOptions
+from ascend_env.repository.fetch import Source, fetch
 from ascend_env.spec.plan import resolve
+from ascend_env.workflows.install_checked import install_checked
 from tests.install.test_install_sim import ARCH, spec_for
 from tests.sim import packages
 from tests.sim.fixtures import FleetFactory
@@ -35,7 +36,7 @@ def test_install_then_doctor_is_green_threads_included(sim_private_fleet: FleetF
     fill_wheels(repo)
     # No extra vars: the reboot is the simulation's through the inventory's host variables
     # (python -m tests.sim up writes them), as for an operator typing install by hand.
-    summary = install(spec, plan, InstallOptions(repo=repo, inventory=fleet.inventory,
+    summary = install_checked(spec, plan, InstallOptions(repo=repo, inventory=fleet.inventory,
                                                  allow_reboot=True, log_dir=tmp_path / "logs"))
     assert summary.succeeded, summary
     assert summary.hosts[0].doctor is not None and summary.hosts[0].doctor["failed"] == []

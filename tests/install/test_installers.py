@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ascend_env.image.context import RenderError, RenderOptions, prepare_context
-from ascend_env.install.fetch import Source, fetch
-from ascend_env.install.installers import RepoError, verify_repo
-from ascend_env.install.repo_folder import RepoFolderError
+from ascend_env.repository.fetch import Source, fetch
+from ascend_env.repository.installers import RepoError, verify_repo
+from ascend_env.repository.repo_folder import RepoFolderError
 from ascend_env.spec.envspec import load_spec
 from ascend_env.spec.plan import Plan
 from tests.install.test_fetch import HDK, MEMBERS, overlay_for, plan_with, served

@@ -20,12 +20,12 @@ import pytest
 import yaml
 
 from ascend_env.core.resources import remote_source, shipped_dir
-from ascend_env.doctor.collect import ProbeOptions, capture_local
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import parse_capture
 from ascend_env.facts.model import Facts
 from ascend_env.install.actions import decide
 from ascend_env.remote import probe
+from ascend_env.targets.collect import ProbeOptions, capture_local
 
 PLAYBOOKS = shipped_dir("playbooks")
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.install.fetch import sha256_of
-from ascend_env.install.provision import InstallOptions, RepoError, check_python_stack, python_vars
-from ascend_env.install.wheel_digests import WheelDigestError
-from ascend_env.install.wheelhouse import WHEELS_DIR, python_stack
+from ascend_env.install.provision import InstallOptions, check_python_stack, python_vars
+from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.installers import RepoError
+from ascend_env.repository.wheel_digests import WheelDigestError
+from ascend_env.repository.wheelhouse import WHEELS_DIR, python_stack
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from tests.wheels import build_wheel, catalogue_with_frameworks, fill_wheels, framework_overlay
 

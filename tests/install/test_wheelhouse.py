@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from packaging.tags import parse_tag
 
-from ascend_env.install.wheelhouse import (
+from ascend_env.repository.wheelhouse import (
     KEEP_BUNDLES,
     Missing,
     Target,

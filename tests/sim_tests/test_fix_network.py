@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from ascend_env.doctor.collect import capture_hosts, resolve_hosts
+from ascend_env.ansible.runner import PlaybookRun, run_playbook
 from ascend_env.doctor.fix import host_vars, network_ports
 from ascend_env.doctor.report import Report
 from ascend_env.doctor.run import DoctorOptions, probe_options
 from ascend_env.facts.assemble import facts_from_capture
-from ascend_env.install.provision import InstallOptions, run_playbook
 from ascend_env.spec.envspec import build_spec
+from ascend_env.targets.collect import capture_hosts, resolve_hosts
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim_tests.network_doctor import SIM_PLAN, doctor, ids_by_host
 
@@ -60,8 +60,8 @@ def role_again(fleet: SimFleet, log_dir: Path) -> list[str]:
                                          network_ports(options.spec, fleet.hosts, item.name,
                                                        facts))
         assert len(variables[item.name]["network_ports"]) == 8
-    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, InstallOptions(
-        repo=Path(), inventory=fleet.inventory, log_dir=log_dir, components=["network-ip"]),
+    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, PlaybookRun(
+        inventory=fleet.inventory, log_dir=log_dir, tags=["network-ip"]),
         playbook="fix.yml")
     assert rc == 0, log.read_text()[-3000:]
     results = [e for e in events if e.get("event") == "result"]

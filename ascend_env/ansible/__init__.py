@@ -1,0 +1,1 @@
+"""Running ansible-playbook: the typed playbook variables, its events, extra vars."""

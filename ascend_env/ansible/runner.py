@@ -1,0 +1,204 @@
+"""Running one playbook: ansible-playbook as a subprocess, its events followed as they come.
+
+ansible-playbook runs as a subprocess rather than through ansible-runner: it is already a
+dependency (ansible-core), needs no private-data directory layout, and our own callback plugin
+(playbooks/callback_plugins/ascend_env_events.py) gives the per-host events that the progress
+view and the summary need, while Ansible's normal output goes to a log file kept for the user.
+install (site.yml) and the doctor's fixes (fix.yml) both run through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ascend_env.core.errors import UsageError
+from ascend_env.core.resources import shipped_dir
+
+# Where runs keep their Ansible log and events unless --log-dir says otherwise.
+RUNS_DIR = Path.home() / ".cache" / "ascend-env" / "runs"
+
+Event = dict[str, Any]
+HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run"]
+
+
+class HostResult(BaseModel):
+    """How one host ended."""
+
+    host: str
+    status: HostStatus
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+    reboot_required: bool = False
+    message: str = ""
+    output: str = Field("", description="the failed task's stderr and stdout (tails), which "
+                        "the install view explains")
+    doctor: dict[str, Any] | None = Field(
+        None, description="the post-install doctor: counts by status and the failed check ids")
+
+
+@dataclass
+class PlaybookRun:
+    """Where and how one playbook runs: the hosts, the tags, check mode, the log folder."""
+
+    inventory: Path | None = None
+    host: str | None = None
+    limit: str | None = None
+    tags: list[str] | None = None
+    check: bool = False
+    log_dir: Path | None = None
+    # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
+    extra_args: list[str] = field(default_factory=list)
+
+
+def _inventory_args(run: PlaybookRun) -> list[str]:
+    if run.inventory is not None:
+        if not run.inventory.exists():
+            raise UsageError(f"inventory {run.inventory} does not exist")
+        return ["-i", str(run.inventory)]
+    if run.host is not None:
+        return ["-i", f"{run.host},"]
+    # No inventory: this machine.
+    return ["-i", "localhost,", "-c", "local"]
+
+
+def ansible_playbook() -> str:
+    """The ansible-playbook beside this interpreter (the venv's), else on PATH."""
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    found = str(beside) if beside.exists() else shutil.which("ansible-playbook")
+    if found is None:
+        raise UsageError("ansible-playbook is not installed (it comes with ansible-core; "
+                         "reinstall ascend-env)")
+    return found
+
+
+def _tail(path: Path, stop: threading.Event, on_event: Callable[[Event], None]) -> None:
+    """Follow the events file until `stop` is set and everything written was read."""
+    while not path.exists() and not stop.is_set():
+        time.sleep(0.05)
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as handle:
+        while True:
+            line = handle.readline()
+            if line:
+                on_event(json.loads(line))
+            elif stop.is_set():
+                return
+            else:
+                time.sleep(0.1)
+
+
+def _run_dir(base: Path) -> Path:
+    run_dir = base / time.strftime("%Y%m%d-%H%M%S")
+    suffix = 0
+    while run_dir.exists():
+        suffix += 1
+        run_dir = run_dir.with_name(run_dir.name.split(".")[0] + f".{suffix}")
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
+                 playbook: str = "site.yml",
+                 on_event: Callable[[Event], None] = lambda event: None) -> tuple[int, Path,
+                                                                                   list[Event]]:
+    """Run one playbook with the events callback; returns rc, log path and all events."""
+    run_dir = _run_dir(run.log_dir or RUNS_DIR)
+    (run_dir / "extra-vars.json").write_text(json.dumps(variables, indent=2))
+    events_path, log_path = run_dir / "events.jsonl", run_dir / "ansible.log"
+    playbooks = shipped_dir("playbooks")
+    command = [ansible_playbook(), str(playbooks / playbook), *_inventory_args(run),
+               "-e", f"@{run_dir / 'extra-vars.json'}"]
+    for extra in run.extra_args:
+        command += ["-e", extra]
+    if run.limit:
+        command += ["--limit", run.limit]
+    if run.check:
+        command += ["--check", "--diff"]
+    if run.tags:
+        command += ["--tags", ",".join(run.tags)]
+    env = {**os.environ, "ASCEND_ENV_EVENTS": str(events_path),
+           "ANSIBLE_CALLBACKS_ENABLED": "ascend_env_events",
+           "ANSIBLE_CALLBACK_PLUGINS": str(playbooks / "callback_plugins"),
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+           # One ssh round-trip per task instead of three (module copy, run, clean-up).
+           "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True"),
+           "ANSIBLE_INTERPRETER_PYTHON": os.environ.get("ANSIBLE_INTERPRETER_PYTHON",
+                                                        "auto_silent")}
+    events: list[Event] = []
+
+    def collect(event: Event) -> None:
+        events.append(event)
+        on_event(event)
+
+    stop = threading.Event()
+    follower = threading.Thread(target=_tail, args=(events_path, stop, collect), daemon=True)
+    follower.start()
+    with log_path.open("w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                              stdin=subprocess.DEVNULL, check=False)
+    stop.set()
+    follower.join()
+    return done.returncode, log_path, events
+
+
+def summarize(events: list[Event]) -> list[HostResult]:
+    """Per-host results from the callback's events (hosts never run are `not run`)."""
+    stats: dict[str, dict[str, Any]] = {}
+    last_failure: dict[str, str] = {}
+    last_output: dict[str, str] = {}
+    hosts: set[str] = set()
+    for event in events:
+        if event["event"] == "play":
+            hosts.update(event["hosts"])
+        elif event["event"] == "stats":
+            stats = event["hosts"]
+        elif event["event"] == "result" and event["status"] in ("failed", "unreachable"):
+            text = event.get("message") or event.get("stdout") or ""
+            last_failure[event["host"]] = f"{event['task']}: {text}".strip()
+            last_output[event["host"]] = "\n".join(
+                str(event.get(k) or "") for k in ("stderr", "stdout") if event.get(k))
+    results = []
+    for host in sorted(set(stats) | set(last_failure) | hosts):
+        counts = stats.get(host)
+        if counts is None:
+            results.append(HostResult(host=host, status="not run",
+                                      message=last_failure.get(host, "the roll stopped before "
+                                                               "this host's batch")))
+            continue
+        reboot = bool(counts.get("custom", {}).get("ascend_reboot_required"))
+        if counts.get("unreachable"):
+            status: HostStatus = "unreachable"
+        elif counts.get("failures"):
+            status = "failed"
+        elif reboot:
+            status = "reboot required"
+        elif counts.get("changed"):
+            status = "changed"
+        else:
+            status = "ok"
+        results.append(HostResult(
+            host=host, status=status, ok=counts.get("ok", 0), changed=counts.get("changed", 0),
+            failed=counts.get("failures", 0), unreachable=counts.get("unreachable", 0),
+            skipped=counts.get("skipped", 0), reboot_required=reboot,
+            message=last_failure.get(host, "reboot the host, then run install again"
+                                     if reboot else ""),
+            output=last_output.get(host, "")))
+    return results

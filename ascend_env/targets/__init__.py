@@ -1,0 +1,1 @@
+"""Host transport: testinfra hosts, Ansible inventories, ssh options, shipping the probe."""

@@ -1,0 +1,1 @@
+"""Commands that compose capabilities (install, then the doctor); the layer above them."""
