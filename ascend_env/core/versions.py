@@ -14,7 +14,7 @@ from enum import IntEnum
 from functools import total_ordering
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 
 class InvalidVersionError(ValueError):
@@ -299,3 +299,57 @@ def inner_listed(code: InnerVersion, ranges: list[tuple[str, str]]) -> bool | No
         if low <= code <= high:
             return True
     return False if readable else None
+
+
+# -- one identity ---------------------------------------------------------------------------------
+
+def _vendor_identity(version: AscendVersion, hdk: HdkIdentity | None) -> tuple[object, ...]:
+    """What names a vendor release: everything but npu-smi's `.bNNN` build suffix.
+
+    Case is already gone (the key holds numbers); an HDK file spelling (`25.0.rc1.1`) becomes
+    its release (`25.0.RC1`) through the matrix's table; community tags (`.alpha003`,
+    `-beta.2`) and "T" builds (`9.0.T2`) stay part of the identity: they are other builds.
+    """
+    if hdk is not None:
+        mapped = hdk.release_of(version)
+        if mapped != version.release():  # a file spelling of another release
+            version = mapped
+    return (version.major, version.minor, int(version.stage), version.number, version.patch,
+            int(version.pre), version.pre_number)
+
+
+def _framework_identity(text: str) -> str | None:
+    """A pip version without its local label (`2.7.1+cpu` is torch 2.7.1), PEP 440 spelled."""
+    try:
+        return str(Version(text.split("+", maxsplit=1)[0]))
+    except InvalidVersion:
+        return None
+
+
+def same_release(a: str, b: str, hdk: HdkIdentity | None = None) -> bool:
+    """Whether two version strings name the same release: the one test every check uses.
+
+    Vendor forms (driver, firmware, CANN, ops, NNAL): case (`8.0.RC1`/`8.0.rc1`), npu-smi's
+    build suffix (`25.0.rc1.b033`) and, with the matrix's HDK table, file spellings
+    (`25.0.rc1.1` is HDK `25.0.RC1`) do not matter. Framework versions (pip): PEP 440
+    normalisation (`2.6.0-rc1` is `2.6.0rc1`, `2.8.0-dev` is `2.8.0.dev0`) without the local
+    label; `.postN` and `.devN` builds stay builds of their own. Anything else compares as
+    lower-case text, so two unreadable strings are the same only when they are spelled alike.
+    """
+    va, vb = try_parse(a), try_parse(b)
+    if va is not None and vb is not None:
+        return _vendor_identity(va, hdk) == _vendor_identity(vb, hdk)
+    fa, fb = _framework_identity(a.strip()), _framework_identity(b.strip())
+    if fa is not None and fb is not None:
+        return fa == fb
+    return a.strip().lower() == b.strip().lower()
+
+
+def nearest(version: AscendVersion, known: list[AscendVersion], count: int = 2
+            ) -> list[AscendVersion]:
+    """The known releases closest to `version` in vendor order: the newest below it first,
+    then the oldest above it, `count` of each at most (for "did you mean" messages)."""
+    ordered = sorted(set(known))
+    below = [v for v in ordered if v < version][-count:]
+    above = [v for v in ordered if v > version][:count]
+    return list(reversed(below)) + above

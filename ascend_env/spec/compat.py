@@ -6,14 +6,15 @@ the values that would fit, so an operator can fix the spec without opening the t
 
 from __future__ import annotations
 
-from packaging.utils import canonicalize_version
+from typing import Literal
 
 from ascend_env.core.errors import Problem
-from ascend_env.core.versions import AscendVersion
+from ascend_env.core.versions import AscendVersion, same_release
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import (
     CannRow,
     Chip,
+    ImagePairing,
     Matrix,
     MindSporeRow,
     TorchRow,
@@ -25,18 +26,13 @@ from ascend_env.spec.wheels import check_wheels
 # Operator packages were `kernels-<chip>` until 8.3.x and `<chip>-ops` from 8.5.0; nnae and
 # nnrt were not released from 8.5.0 on (ascend-facts.md §5.2, §6).
 OPS_RENAMED_IN = AscendVersion.parse("8.5.0")
+# How a site makes a release known without a new ascend-env (spec/overlay.py, docs/spec.md).
+ADD_RELEASE = ("To add it: a matrix overlay in /etc/ascend-env/matrix.d/*.yaml or "
+               "$ASCEND_ENV_MATRIX_D (docs/spec.md, 'Adding a release')")
 
 
 def _sources(row: CannRow | TorchRow | MindSporeRow) -> str:
     return ", ".join(row.sources)
-
-
-def _same_release(a: str, b: str) -> bool:
-    """PEP 440 equality of framework versions (`2.6.0-rc1` == `2.6.0rc1`, `+cpu` ignored)."""
-    def public(version: str) -> str:
-        return canonicalize_version(version.split("+", maxsplit=1)[0])
-
-    return public(a) == public(b)
 
 
 def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
@@ -46,15 +42,25 @@ def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
     chip = load_chips().get(spec.hardware.chip)
     assert chip is not None, "hardware.chip is validated against chips.yaml names"
     problems += _check_hardware(spec, chip)
-    cann_row = matrix.cann_row(spec.cann.version)
+    cann = spec.cann.version
+    cann_row = matrix.cann_row(cann)
     if cann_row is None:
-        known = [row.cann.raw for row in matrix.cann]
-        problems.append(Problem(path="cann.version", value=spec.cann.version.raw,
-                                message="is not a CANN release ascend-env knows",
-                                alternatives=known[-8:]))
+        # Unknown is not wrong: a release newer than this ascend-env, or a site's own build.
+        problems.append(Problem(
+            path="cann.version", value=cann.raw, severity="warning",
+            message=f"is not a CANN release ascend-env knows; its pairings cannot be checked "
+                    f"(the nearest known are listed). {ADD_RELEASE}",
+            alternatives=matrix.nearest_cann(cann)))
     else:
+        if not matrix.cann_known(cann):
+            problems.append(Problem(
+                path="cann.version", value=cann.raw, severity="warning",
+                message=f"is not a build ascend-env knows; the pairings of CANN "
+                        f"{cann_row.cann.raw} are used for it. {ADD_RELEASE}",
+                alternatives=[cann_row.cann.raw]))
         problems += _check_driver(spec, cann_row, matrix)
         problems += _check_python_for_cann(spec, cann_row)
+    problems += _check_driver_known(spec, matrix)
     problems += _check_packages(spec)
     if spec.frameworks.torch is not None:
         problems += _check_torch(spec, matrix)
@@ -85,17 +91,46 @@ def _check_driver(spec: EnvSpec, row: CannRow, matrix: Matrix) -> list[Problem]:
     if row.conflict is not None:
         row_text += f"; conflict #{row.conflict}"
     row_text += f" ({_sources(row)})"
+    refusal = row.refuses_hdk(driver, hdk)
+    if refusal is not None:
+        # Only a source that says the pair does not work makes an error.
+        return [Problem(path="driver.version", value=driver.raw, row=row_text,
+                        message=f"driver {driver.raw}: {refusal}",
+                        alternatives=_paired_hdks(row) or matrix.nearest_hdk(driver))]
+    if row.hdk is None and not row.accepts_hdk(driver, hdk):
+        return [Problem(path="driver.version", value=driver.raw, row=row_text,
+                        severity="warning",
+                        message=f"no source read by ascend-env publishes the HDK of CANN "
+                                f"{cann.raw}; on the host, CANN's own compatible_version list "
+                                "decides (doctor driver.supports-cann)",
+                        alternatives=matrix.nearest_hdk(driver))]
+    if row.hdk is None:
+        return []
     if minimum is not None and release < minimum:
         return [Problem(path="driver.version", value=driver.raw, row=row_text,
-                        message=f"driver {driver.raw} is older than CANN {cann.raw} supports "
-                                f"(needs HDK >= {minimum.raw})",
+                        severity="warning",
+                        message=f"driver {driver.raw} is older than HDK {minimum.raw}, which "
+                                f"CANN {cann.raw} was released with; no source says the pair "
+                                "fails, and on the host CANN's own compatible_version list "
+                                "decides",
                         alternatives=_paired_hdks(row))]
-    if row.hdk is None or row.accepts_hdk(driver, hdk):
+    if row.accepts_hdk(driver, hdk):
         return []
     return [Problem(path="driver.version", value=driver.raw, row=row_text, severity="warning",
                     message=f"driver {driver.raw} is not a sourced pairing for CANN {cann.raw}; "
                             f"it was released with HDK {row.hdk.raw}",
                     alternatives=_paired_hdks(row))]
+
+
+def _check_driver_known(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
+    driver = spec.driver.version
+    if matrix.hdk_release(driver) is not None or any(
+            matrix.hdk().same(driver, known) for known in matrix.known_hdk()):
+        return []
+    return [Problem(path="driver.version", value=driver.raw, severity="warning",
+                    message=f"is not an HDK release ascend-env knows (the nearest known are "
+                            f"listed). {ADD_RELEASE}",
+                    alternatives=matrix.nearest_hdk(driver))]
 
 
 def _paired_hdks(row: CannRow) -> list[str]:
@@ -141,13 +176,48 @@ def _check_packages(spec: EnvSpec) -> list[Problem]:
 def _unpaired(path: str, name: str, version: str, cann: AscendVersion, *,
               elsewhere: list[tuple[str, TorchRow | MindSporeRow]], choices: list[str]
               ) -> Problem:
-    """A framework release with no row for this CANN: name the rows it does have."""
+    """A framework release the sources pair with other CANN lines only: an error, because its
+    table (PT-COMPAT, MindSpore's install pages) pins each build to one CANN."""
     where = "; ".join(f"{name} {release} <-> CANN {row.cann.raw} ({_sources(row)})"
                       for release, row in elsewhere)
-    message = (f"{name} {version} does not pair with CANN {cann.raw}; for CANN {cann.raw} "
-               "use one of the listed" if elsewhere else f"{name} {version} is not in the matrix")
-    return Problem(path=path, value=version, message=message, row=where or None,
-                   alternatives=choices)
+    return Problem(path=path, value=version, row=where or None,
+                   message=f"{name} {version} does not pair with CANN {cann.raw}: its sources "
+                           f"build it for another CANN line; for CANN {cann.raw} use one of "
+                           "the listed", alternatives=choices)
+
+
+def _framework_doubt(matrix: Matrix, framework: Literal["torch_npu", "mindspore"], *,
+                     path: str, name: str, version: str, cann: AscendVersion,
+                     elsewhere: list[tuple[str, TorchRow | MindSporeRow]], choices: list[str]
+                     ) -> Problem:
+    """No source pairs this build with this CANN: an error only where its sources pin it to
+    another CANN line; a warning for the same line, an unpublished pairing or an unknown build."""
+    fallback = choices or matrix.nearest_framework(framework, version)
+    same_line = [(v, r) for v, r in elsewhere if r.cann.line == cann.line]
+    if elsewhere and not same_line:
+        return _unpaired(path, name, version, cann, elsewhere=elsewhere, choices=fallback)
+    if same_line:
+        built = ", ".join(sorted({r.cann.raw for _, r in same_line}))
+        return Problem(path=path, value=version, severity="warning",
+                       row="; ".join(f"{name} {v} <-> CANN {r.cann.raw} ({_sources(r)})"
+                                     for v, r in same_line),
+                       message=f"{name} {version} is built for CANN {built}, a release of the "
+                               f"same {cann.line} line; no source pairs it with {cann.raw}",
+                       alternatives=fallback)
+    unpaired = matrix.unpaired_release(framework, version)
+    if unpaired is not None:
+        return Problem(path=path, value=version, severity="warning",
+                       row=f"{name} {unpaired.version} ({_sources_of(unpaired.sources)})",
+                       message=f"{name} {version} is a public release whose CANN pairing no "
+                               "source publishes", alternatives=fallback)
+    return Problem(path=path, value=version, severity="warning",
+                   message=f"{name} {version} is not a build ascend-env knows; its CANN cannot "
+                           f"be checked (the nearest known are listed). {ADD_RELEASE}",
+                   alternatives=matrix.nearest_framework(framework, version))
+
+
+def _sources_of(labels: list[str]) -> str:
+    return ", ".join(labels)
 
 
 def _alternative(matrix: Matrix, row: TorchRow | MindSporeRow, path: str, value: str, *,
@@ -165,16 +235,25 @@ def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     assert torch is not None
     cann = spec.cann.version
     for_cann = matrix.torch_rows(cann)
-    choices = [f"{r.torch_npu} (torch {r.torch})" for r in for_cann if r.status == "followed"]
-    row = next((r for r in for_cann if _same_release(r.torch_npu, torch.torch_npu)), None)
+    images = matrix.image_pairings(cann.release())
+    choices = list(dict.fromkeys(
+        [f"{r.torch_npu} (torch {r.torch})" for r in for_cann if r.status == "followed"]
+        + [f"{i.torch_npu} (torch {i.torch}; {i.image} {i.tag})" for i in images if i.torch_npu]))
+    row = next((r for r in for_cann if same_release(r.torch_npu, torch.torch_npu)), None)
     if row is None:
-        elsewhere = [r for r in matrix.torch if _same_release(r.torch_npu, torch.torch_npu)]
-        return [_unpaired("frameworks.torch.torch_npu", "torch_npu", torch.torch_npu, cann,
-                          elsewhere=[(r.torch_npu, r) for r in elsewhere], choices=choices)]
+        image = next((i for i in images if i.torch_npu
+                      and same_release(i.torch_npu, torch.torch_npu)), None)
+        elsewhere = [r for r in matrix.torch if same_release(r.torch_npu, torch.torch_npu)]
+        if image is not None:  # an official image ships this pair: the vendor's own word
+            return _image_pair(matrix, image, torch.version, cann, elsewhere)
+        return [_framework_doubt(matrix, "torch_npu", path="frameworks.torch.torch_npu",
+                                 name="torch_npu", version=torch.torch_npu, cann=cann,
+                                 elsewhere=[(r.torch_npu, r) for r in elsewhere],
+                                 choices=choices)]
     problems = []
     row_text = f"torch_npu {row.torch_npu} <-> torch {row.torch} <-> CANN {row.cann.raw} " \
                f"({_sources(row)})"
-    if not _same_release(row.torch, torch.version):
+    if not same_release(row.torch, torch.version):
         problems.append(Problem(path="frameworks.torch.version", value=torch.version,
                                 message=f"torch_npu {row.torch_npu} extends torch {row.torch}, "
                                         f"not torch {torch.version}",
@@ -197,17 +276,43 @@ def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     return problems
 
 
+def _image_pair(matrix: Matrix, image: ImagePairing, torch: str, cann: AscendVersion,
+                elsewhere: list[TorchRow]) -> list[Problem]:
+    """An official image pairs the build with this CANN: accepted; a table that builds it for
+    another CANN is named beside it in a warning (the image, the vendor's own word, wins)."""
+    where = f"{image.image} {image.tag} ({image.url})"
+    if image.torch and not same_release(image.torch, torch):
+        return [Problem(path="frameworks.torch.version", value=torch, row=where,
+                        message=f"torch_npu {image.torch_npu} extends torch {image.torch}, "
+                                f"not torch {torch}", alternatives=[image.torch])]
+    if not elsewhere:
+        return []
+    table = "; ".join(f"torch_npu {r.torch_npu} <-> CANN {r.cann.raw} ({matrix.cite(r.sources)})"
+                      for r in elsewhere)
+    return [Problem(path="frameworks.torch.torch_npu", value=image.torch_npu,
+                    severity="warning", row=f"{where}; {table}",
+                    message=f"the sources disagree: the official image {image.image} "
+                            f"{image.tag} ships torch_npu {image.torch_npu} with CANN "
+                            f"{cann.raw}, the version table builds it for CANN "
+                            f"{', '.join(sorted({r.cann.raw for r in elsewhere}))}; the image "
+                            "is followed", alternatives=[image.torch_npu or ""])]
+
+
 def _check_mindspore(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     mindspore = spec.frameworks.mindspore
     assert mindspore is not None
     cann = spec.cann.version
     for_cann = matrix.mindspore_rows(cann)
     choices = [r.mindspore for r in for_cann if r.status == "followed"]
-    row = next((r for r in for_cann if _same_release(r.mindspore, mindspore.version)), None)
+    row = next((r for r in for_cann if same_release(r.mindspore, mindspore.version)), None)
     if row is None:
-        elsewhere = [r for r in matrix.mindspore if _same_release(r.mindspore, mindspore.version)]
-        return [_unpaired("frameworks.mindspore.version", "MindSpore", mindspore.version, cann,
-                          elsewhere=[(r.mindspore, r) for r in elsewhere], choices=choices)]
+        if matrix.image_pairings(cann.release(), mindspore=mindspore.version):
+            return []
+        elsewhere = [r for r in matrix.mindspore if same_release(r.mindspore, mindspore.version)]
+        return [_framework_doubt(matrix, "mindspore", path="frameworks.mindspore.version",
+                                 name="MindSpore", version=mindspore.version, cann=cann,
+                                 elsewhere=[(r.mindspore, r) for r in elsewhere],
+                                 choices=choices)]
     problems = []
     row_text = f"MindSpore {row.mindspore} <-> CANN {row.cann.raw} ({_sources(row)})"
     if row.status == "alternative":

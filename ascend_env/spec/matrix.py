@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
+from pathlib import Path
 from typing import Annotated, Literal
 
+from packaging.version import InvalidVersion, Version
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -17,12 +19,21 @@ from pydantic import (
     Field,
     PlainSerializer,
     PrivateAttr,
+    ValidationError,
     WithJsonSchema,
     model_validator,
 )
 
+from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import load_yaml
-from ascend_env.core.versions import AscendVersion, HdkIdentity, InvalidVersionError
+from ascend_env.core.versions import (
+    AscendVersion,
+    HdkIdentity,
+    InvalidVersionError,
+    nearest,
+    same_release,
+)
+from ascend_env.spec.overlay import merge, overlay_key, read_overlay
 
 Arch = Literal["aarch64", "x86_64"]
 ChipName = Literal["910", "910b", "910_93", "310p"]
@@ -89,6 +100,9 @@ class Source(_Strict):
 
     title: str
     url: str
+    # Where the row came from: "" for ascend-env's own data, else the site overlay file
+    # (spec/overlay.py sets it; an overlay cannot claim to be shipped data).
+    origin: str = ""
 
 
 class CannRow(_Strict):
@@ -100,6 +114,8 @@ class CannRow(_Strict):
         default_factory=list, description="other HDK release lines (X.Y) stated to work")
     hdk_min: VendorVersion | None = Field(
         None, description="oldest HDK that works, where a source states one")
+    hdk_incompatible: list[str] = Field(
+        default_factory=list, description="HDK lines (X.Y) a source says do NOT work")
     firmware: VendorVersion | None = None
     python: PythonRange | None = None
     sources: list[str]
@@ -114,6 +130,26 @@ class CannRow(_Strict):
         if self.hdk is not None:
             candidates.append(self.hdk)
         return min(candidates) if candidates else None
+
+    def refuses_hdk(self, driver: AscendVersion, hdk: HdkIdentity | None = None) -> str | None:
+        """Why a source says this driver does not work with this CANN, or None.
+
+        Only statements count: a stated minimum (`hdk_min`) or a line a source calls
+        incompatible. The paired HDK alone is no minimum (a newer CANN often lists older
+        drivers in its own compatible_version), so it never makes a failure.
+        """
+        release = hdk.release_of(driver) if hdk is not None else driver.release()
+        if release.line in self.hdk_incompatible:
+            return f"HDK {release.line}.x is not compatible with CANN {self.cann.raw}"
+        if self.hdk_min is not None and release < self.hdk_min:
+            return f"CANN {self.cann.raw} needs HDK >= {self.hdk_min.raw}"
+        if self.hdk_compatible and self.hdk_min is None:
+            # A release note's list of compatible lines is exhaustive: older lines are out.
+            oldest = min(AscendVersion.parse(f"{line}.RC1") for line in self.hdk_compatible)
+            if release < oldest and (self.hdk is None or release < self.hdk):
+                return (f"CANN {self.cann.raw} lists HDK lines "
+                        f"{', '.join(self.hdk_compatible)} as compatible, none older")
+        return None
 
     def accepts_hdk(self, driver: AscendVersion, hdk: HdkIdentity | None = None) -> bool:
         """Whether the sourced pairings admit this driver (paired or a compatible line).
@@ -194,6 +230,52 @@ class Conflict(_Strict):
     why: str
 
 
+class HdkRelease(_Strict):
+    """A public HDK (driver/firmware) release, with the inner code its driver carries."""
+
+    release: VendorVersion
+    inner: str | None = Field(
+        None, description="driver Innerversion code (V100R001Cxx) where a source shows it")
+    sources: list[str]
+    note: str = ""
+
+
+class CannBuild(_Strict):
+    """A public community or pre-release CANN build (alpha, beta); its row is its release's."""
+
+    version: VendorVersion
+    sources: list[str]
+    note: str = ""
+
+
+class ImagePairing(_Strict):
+    """An official image: the CANN, torch_npu/torch or MindSpore and Python it ships together.
+
+    An image that serves models on a pairing is the vendor's word that the pairing works.
+    """
+
+    image: str
+    tag: str
+    url: str
+    cann: VendorVersion
+    torch_npu: str | None = None
+    torch: str | None = None
+    mindspore: str | None = None
+    python: str | None = None
+    sources: list[str]
+    note: str = ""
+
+
+class Unpaired(_Strict):
+    """A public framework release whose CANN pairing no source publishes."""
+
+    framework: Literal["torch_npu", "mindspore"]
+    version: str
+    torch: str | None = None
+    sources: list[str]
+    note: str = ""
+
+
 class Matrix(_Strict):
     """The whole compatibility matrix."""
 
@@ -205,12 +287,18 @@ class Matrix(_Strict):
     mindspore: list[MindSporeRow]
     torch_python: list[TorchPython]
     conflicts: list[Conflict]
+    hdk_releases: list[HdkRelease] = Field(default_factory=list)
+    cann_builds: list[CannBuild] = Field(default_factory=list)
+    images: list[ImagePairing] = Field(default_factory=list)
+    unpaired: list[Unpaired] = Field(default_factory=list)
     _hdk: HdkIdentity = PrivateAttr()
 
     @model_validator(mode="after")
     def _sources_known(self) -> Matrix:
-        rows: Iterable[CannRow | TorchRow | MindSporeRow | TorchPython | HdkFiles] = [
-            *self.cann, *self.torch, *self.mindspore, *self.torch_python, *self.hdk_files]
+        rows: Iterable[CannRow | TorchRow | MindSporeRow | TorchPython | HdkFiles | HdkRelease
+                       | CannBuild | ImagePairing | Unpaired] = [
+            *self.cann, *self.torch, *self.mindspore, *self.torch_python, *self.hdk_files,
+            *self.hdk_releases, *self.cann_builds, *self.images, *self.unpaired]
         conflict_ids = {c.id for c in self.conflicts}
         for row in rows:
             if not row.sources:
@@ -260,6 +348,89 @@ class Matrix(_Strict):
     def conflict(self, conflict_id: int) -> Conflict:
         """A conflict by its id (ids are checked at load time)."""
         return next(c for c in self.conflicts if c.id == conflict_id)
+
+    def cite(self, labels: list[str]) -> str:
+        """Source labels for a message; a site overlay's are marked with their file."""
+        return ", ".join(f"{label} (site overlay {self.sources[label].origin})"
+                         if label in self.sources and self.sources[label].origin else label
+                         for label in labels)
+
+    # -- what is known, and what is nearest to what is not -----------------------------------
+
+    def known_cann(self) -> list[AscendVersion]:
+        """Every CANN release and public community build the matrix knows."""
+        return [*(row.cann for row in self.cann), *(b.version for b in self.cann_builds)]
+
+    def cann_known(self, cann: AscendVersion) -> bool:
+        """Whether this exact CANN (a release or a listed community build) is known."""
+        return any(same_release(cann.raw, known.raw) for known in self.known_cann())
+
+    def hdk_release(self, driver: AscendVersion) -> HdkRelease | None:
+        """The public HDK release a driver version is (file spellings included)."""
+        hdk = self.hdk()
+        return next((r for r in self.hdk_releases
+                     if same_release(driver.raw, r.release.raw, hdk)), None)
+
+    def known_hdk(self) -> list[AscendVersion]:
+        """Every HDK release the matrix names (releases, pairings, stated minimums)."""
+        named = [r.release for r in self.hdk_releases]
+        named += [row.hdk for row in self.cann if row.hdk is not None]
+        return named
+
+    def nearest_cann(self, cann: AscendVersion) -> list[str]:
+        """The known CANN releases closest to an unknown one (never empty)."""
+        return [v.raw for v in nearest(cann, [row.cann for row in self.cann])]
+
+    def nearest_hdk(self, driver: AscendVersion) -> list[str]:
+        """The known HDK releases closest to an unknown driver (never empty)."""
+        return [v.raw for v in nearest(self.hdk().release_of(driver), self.known_hdk())]
+
+    def image_pairings(self, cann: AscendVersion | None = None, *, torch_npu: str | None = None,
+                       mindspore: str | None = None) -> list[ImagePairing]:
+        """Official images that ship this framework build (and this CANN, if given)."""
+        return [image for image in self.images
+                if (cann is None or same_release(image.cann.raw, cann.raw))
+                and (torch_npu is None or (image.torch_npu is not None
+                                           and same_release(image.torch_npu, torch_npu)))
+                and (mindspore is None or (image.mindspore is not None
+                                           and same_release(image.mindspore, mindspore)))]
+
+    def framework_releases(self, framework: Literal["torch_npu", "mindspore"]) -> list[str]:
+        """Every build of a framework the matrix names: rows, images and unpaired releases."""
+        if framework == "torch_npu":
+            named = [r.torch_npu for r in self.torch]
+            named += [i.torch_npu for i in self.images if i.torch_npu]
+        else:
+            named = [r.mindspore for r in self.mindspore]
+            named += [i.mindspore for i in self.images if i.mindspore]
+        named += [u.version for u in self.unpaired if u.framework == framework]
+        return list(dict.fromkeys(named))
+
+    def unpaired_release(self, framework: Literal["torch_npu", "mindspore"], version: str
+                         ) -> Unpaired | None:
+        """A public release of this framework whose pairing no source publishes."""
+        return next((u for u in self.unpaired
+                     if u.framework == framework and same_release(u.version, version)), None)
+
+    def nearest_framework(self, framework: Literal["torch_npu", "mindspore"], version: str,
+                          count: int = 2) -> list[str]:
+        """The known builds closest to an unknown one (same torch line first; never empty)."""
+        known = self.framework_releases(framework)
+        wanted = _pip_version(version)
+        if wanted is None:
+            return known[-count:]
+        scored = sorted((v for v in known if _pip_version(v) is not None),
+                        key=lambda v: _pip_version(v) or wanted)
+        below = [v for v in scored if (_pip_version(v) or wanted) < wanted][-count:]
+        above = [v for v in scored if (_pip_version(v) or wanted) > wanted][:count]
+        return list(reversed(below)) + above or known[-count:]
+
+
+def _pip_version(text: str) -> Version | None:
+    try:
+        return Version(text.split("+", maxsplit=1)[0])
+    except InvalidVersion:
+        return None
 
 
 class ChipDevices(_Strict):
@@ -320,10 +491,29 @@ class Chips(_Strict):
         return self.chips.get(name)  # type: ignore[call-overload,no-any-return]
 
 
-@cache
 def load_matrix() -> Matrix:
-    """The shipped matrix, validated (cached: it is read-only data)."""
-    return Matrix.model_validate(load_yaml("matrix.yaml"))
+    """The shipped matrix with the site's overlays (spec/overlay.py), validated.
+
+    Cached per overlay content: a site that adds a file is read anew, the shipped data once.
+    """
+    return _load_matrix(overlay_key())
+
+
+@cache
+def _load_matrix(key: tuple[tuple[str, int, int], ...]) -> Matrix:
+    document = load_yaml("matrix.yaml")
+    for path_text, _, _ in key:
+        path = Path(path_text)
+        document = merge(document, read_overlay(path), path)
+        try:  # validated file by file, so an error names the overlay that made it
+            Matrix.model_validate(document)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                 for e in exc.errors()[:5])
+            raise UsageError(f"matrix overlay {path}: {problems}") from None
+        except ValueError as exc:
+            raise UsageError(f"matrix overlay {path}: {exc}") from None
+    return Matrix.model_validate(document)
 
 
 @cache

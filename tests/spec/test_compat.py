@@ -43,11 +43,12 @@ INCOMPATIBLE: list[tuple[str, dict[str, Any], str, tuple[str, str]]] = [
      {"python": {"version": "3.9"}, "frameworks": {"torch": {"version": "2.9.0",
                                                             "torch_npu": "2.9.0"}}},
      "python.version", ("2.9.0", "3.9")),
-    ("torch_npu 2.5.1 on CANN 8.0.0",
-     {"cann": {"version": "8.0.0", "packages": ["toolkit", "ops"]},
-      "driver": {"version": "24.1.0"},
+    # torch_npu 2.5.1 is built for CANN 8.1.RC1 (PT-COMPAT); no source pairs it with the 8.5
+    # line. (On 8.0.0 the vllm-ascend v0.8.4rc2 image ships it: a warning, test below.)
+    ("torch_npu 2.5.1 on CANN 8.5.0",
+     {"cann": {"version": "8.5.0", "packages": ["toolkit", "ops"]},
       "frameworks": {"torch": {"version": "2.5.1", "torch_npu": "2.5.1"}}},
-     "frameworks.torch.torch_npu", ("2.5.1", "8.0.0")),
+     "frameworks.torch.torch_npu", ("2.5.1", "8.5.0")),
     ("torch_npu 2.2.0 on Python 3.11",
      {"cann": {"version": "8.0.RC1"}, "driver": {"version": "24.1.RC1"},
       "python": {"version": "3.11"},
@@ -57,10 +58,11 @@ INCOMPATIBLE: list[tuple[str, dict[str, Any], str, tuple[str, str]]] = [
      {"cann": {"version": "8.3.RC1"}, "driver": {"version": "25.3.RC1"},
       "frameworks": {"mindspore": {"version": "2.7.2"}}},
      "frameworks.mindspore.version", ("2.7.2", "8.3.RC1")),
-    ("MindSpore 2.3.0 on CANN 8.0.RC3",
-     {"cann": {"version": "8.0.RC3"}, "driver": {"version": "24.1.RC3"},
+    # MindSpore 2.3.0 is documented with CANN 8.0.RC2 (the 8.0 line); 8.1.RC1 is another line.
+    ("MindSpore 2.3.0 on CANN 8.1.RC1",
+     {"cann": {"version": "8.1.RC1"}, "driver": {"version": "25.0.RC1"},
       "frameworks": {"mindspore": {"version": "2.3.0"}}},
-     "frameworks.mindspore.version", ("2.3.0", "8.0.RC3")),
+     "frameworks.mindspore.version", ("2.3.0", "8.1.RC1")),
     ("MindSpore 2.4.0 on Python 3.8",
      {"cann": {"version": "8.0.RC3"}, "driver": {"version": "24.1.RC3"},
       "python": {"version": "3.8"}, "frameworks": {"mindspore": {"version": "2.4.0"}}},
@@ -151,7 +153,45 @@ def test_driver_inside_a_compatible_line_is_accepted() -> None:
     assert not errors(spec_from(driver={"version": "25.2.0"}))
 
 
-def test_unknown_cann_lists_known_releases() -> None:
-    found = errors(spec_from(cann={"version": "8.4.0"}))
-    assert found[0].path == "cann.version"
-    assert "8.5.0" in found[0].alternatives
+def test_unknown_cann_warns_naming_the_nearest_releases_and_how_to_add_one() -> None:
+    # Unknown is not wrong: no error, a warning with the releases around it (never empty).
+    problems = spec_from(cann={"version": "8.4.0"})
+    assert not [p for p in errors(problems) if p.path == "cann.version"]
+    found = next(p for p in problems if p.path == "cann.version")
+    assert found.severity == "warning"
+    assert found.alternatives[:2] == ["8.3.RC2", "8.3.RC1"] and "8.5.0" in found.alternatives
+    assert "matrix.d" in found.message
+
+
+def test_same_line_framework_build_warns_and_other_line_fails() -> None:
+    # MindSpore 2.3.0 is documented with 8.0.RC2: 8.0.RC3 is the same line (warning, naming
+    # the documented CANN), 8.1.RC1 is not (error, above).
+    problems = spec_from(cann={"version": "8.0.RC3"}, driver={"version": "24.1.RC3"},
+                         frameworks={"mindspore": {"version": "2.3.0"}})
+    found = [p for p in problems if p.path == "frameworks.mindspore.version"]
+    assert [p.severity for p in found] == ["warning"] and "8.0.RC2" in found[0].message
+
+
+def test_official_image_pairing_wins_over_the_table_with_a_warning_naming_both() -> None:
+    # PT-COMPAT builds torch_npu 2.5.1 for CANN 8.1.RC1; vllm-ascend v0.8.4rc2's image ships
+    # it on CANN 8.0.0 (FROM quay.io/ascend/cann:8.0.0-910b..., torch-npu==2.5.1).
+    problems = spec_from(cann={"version": "8.0.0", "packages": ["toolkit", "ops"]},
+                         driver={"version": "24.1.0"}, python={"version": "3.10"},
+                         frameworks={"torch": {"version": "2.5.1", "torch_npu": "2.5.1"}})
+    assert not errors(problems), text(problems)
+    found = next(p for p in problems if p.path == "frameworks.torch.torch_npu")
+    assert found.severity == "warning" and "v0.8.4rc2" in (found.row or "")
+    assert "8.1.RC1" in found.message and "PT-COMPAT" in (found.row or "")
+
+
+def test_daily_build_shipped_by_an_image_passes_and_an_unknown_one_warns() -> None:
+    base = {"cann": {"version": "8.0.0", "packages": ["toolkit", "ops"]},
+            "driver": {"version": "24.1.0"}, "python": {"version": "3.10"}}
+    shipped = spec_from(**base, frameworks={"torch": {"version": "2.5.1",
+                                                      "torch_npu": "2.5.1.dev20250320"}})
+    assert not [p for p in shipped if p.path.startswith("frameworks")], text(shipped)
+    unknown = spec_from(**base, frameworks={"torch": {"version": "2.5.1",
+                                                      "torch_npu": "2.5.1.dev20250401"}})
+    found = next(p for p in unknown if p.path == "frameworks.torch.torch_npu")
+    assert found.severity == "warning" and found.alternatives
+    assert "2.5.1.dev20250320" in found.alternatives

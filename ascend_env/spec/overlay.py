@@ -1,0 +1,121 @@
+"""Site overlays of the matrix: releases a site adds without a new ascend-env.
+
+A vendor ships a CANN, HDK or torch_npu that this ascend-env predates; the operator writes
+what the vendor published about it in a YAML file of the matrix's own shape, and install,
+plan, `spec validate` and doctor read it beside the shipped data. Files are found in
+`/etc/ascend-env/matrix.d/*.yaml`, or where `ASCEND_ENV_MATRIX_D` says (directories or
+files, separated by `:`; empty = none). Each is read like any user file (bounded, regular
+files only, YAML limits) and the merged matrix is validated by the same models as the
+shipped one, so a row without a source, a source label that is not defined or a version in
+no vendor form is refused with the file's name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ascend_env.core.errors import UsageError
+from ascend_env.core.inputs import load_yaml_bounded, read_text
+from ascend_env.core.versions import same_release
+
+OVERLAY_SCHEMA = "ascend-env/matrix-overlay/v1"
+ENV_VAR = "ASCEND_ENV_MATRIX_D"
+DEFAULT_DIR = Path("/etc/ascend-env/matrix.d")
+MAX_FILES = 256  # a site keeps a handful; a directory of thousands is a mistake
+
+# The lists an overlay may add to, and the fields that make two rows the same row: an
+# overlay row with the key of a shipped row replaces it (a site corrects a pairing).
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "cann": ("cann",),
+    "hdk_files": ("release",),
+    "hdk_releases": ("release",),
+    "cann_builds": ("version",),
+    "torch": ("cann", "torch_npu"),
+    "mindspore": ("cann", "mindspore"),
+    "torch_python": (),
+    "images": ("image", "tag"),
+    "unpaired": ("framework", "version"),
+}
+
+
+def overlay_paths() -> list[Path]:
+    """The overlay files in the order they apply (each directory's *.yaml sorted by name)."""
+    setting = os.environ.get(ENV_VAR)
+    places = [DEFAULT_DIR] if setting is None else [Path(p) for p in setting.split(":") if p]
+    files: list[Path] = []
+    for place in places:
+        if place.is_dir():
+            files += sorted(p for p in place.iterdir()
+                            if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
+        elif place.exists() or setting is not None:
+            files.append(place)  # a missing file named on purpose is an error when read
+    if len(files) > MAX_FILES:
+        raise UsageError(f"{len(files)} matrix overlay files under {', '.join(map(str, places))}"
+                         f"; at most {MAX_FILES} are read")
+    return files
+
+
+def overlay_key() -> tuple[tuple[str, int, int], ...]:
+    """What identifies the overlays' current content (path, mtime, size) for caching."""
+    key = []
+    for path in overlay_paths():
+        try:
+            info = path.stat()
+        except OSError:
+            key.append((str(path), -1, -1))
+            continue
+        key.append((str(path), info.st_mtime_ns, info.st_size))
+    return tuple(key)
+
+
+def read_overlay(path: Path) -> dict[str, Any]:
+    """One overlay file, read within the input bounds and checked for its shape."""
+    what = f"matrix overlay {path}"
+    document = load_yaml_bounded(read_text(path, what=what))
+    if not isinstance(document, dict):
+        raise UsageError(f"{what}: expected a mapping with schema: {OVERLAY_SCHEMA}")
+    if document.get("schema") != OVERLAY_SCHEMA:
+        raise UsageError(f"{what}: schema must be {OVERLAY_SCHEMA!r} "
+                         f"(found {document.get('schema')!r})")
+    unknown = sorted(set(document) - {"schema", "sources", *ROW_KEYS})
+    if unknown:
+        raise UsageError(f"{what}: unknown key(s) {', '.join(unknown)}; an overlay may hold "
+                         f"sources and {', '.join(ROW_KEYS)}")
+    return document
+
+
+def _same_row(kind: str, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    fields = ROW_KEYS[kind]
+    return bool(fields) and all(
+        same_release(str(a.get(f, "")), str(b.get(f, ""))) for f in fields)
+
+
+def merge(base: dict[str, Any], overlay: dict[str, Any], origin: Path) -> dict[str, Any]:
+    """The matrix document with one overlay applied (the base is not changed)."""
+    what = f"matrix overlay {origin}"
+    merged = dict(base)
+    sources = dict(base.get("sources", {}))
+    added = overlay.get("sources") or {}
+    if not isinstance(added, dict):
+        raise UsageError(f"{what}: sources must map labels to {{title, url}}")
+    for label, source in added.items():
+        if label in sources:
+            raise UsageError(f"{what}: source label {label!r} is already defined "
+                             f"({sources[label].get('origin') or 'ascend-env data'}); "
+                             "give the site's source a label of its own")
+        if not isinstance(source, dict):
+            raise UsageError(f"{what}: sources.{label} must be {{title, url}}")
+        sources[label] = {**source, "origin": str(origin)}
+    merged["sources"] = sources
+    for kind in ROW_KEYS:
+        rows = overlay.get(kind)
+        if rows is None:
+            continue
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise UsageError(f"{what}: {kind} must be a list of rows")
+        kept = [row for row in base.get(kind, [])
+                if not any(_same_row(kind, row, new) for new in rows)]
+        merged[kind] = [*kept, *rows]
+    return merged
