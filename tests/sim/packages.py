@@ -165,7 +165,7 @@ def build_run(kind: str, st: Stack, out: Path) -> None:
         (pay / "manifest.json").write_text(
             json.dumps(_manifest(kind, st), indent=2))
         if kind == "driver":
-            for fake in ("npu_smi.py", "hccn_tool.py", "answered.sh", "ascend_sim_answers.py"):
+            for fake in ("npu_smi.py", "hccn_tool.py"):
                 shutil.copy2(TARGET / fake, pay / fake)
         for sub, libs in LIB_PLACES.get(kind, {}).items():
             d = pay / "payload" / kind / sub

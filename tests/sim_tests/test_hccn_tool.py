@@ -6,9 +6,7 @@ ssh on simulated hosts, as the probe and the fix do.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,19 +105,16 @@ def test_ping_answers_from_the_fabric(host: Path, capsys: pytest.CaptureFixture[
     assert run(capsys, "-i", "0", "-link", "-g")[1] == real("hccn_link", "down")
 
 
-def test_rendered_pings_carry_their_wire_time(
-        host: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # What the front replays for a ping: the Python fake's own answer, and the seconds it
-    # waits before answering (the fabric's ping_delay_s).
-    run(capsys, "-i", "0", "-ip", "-g")
-    folder = host / "answers" / "hccn_tool"
-    key = "-i,0,-ping,-g,address,10.20.0.12,pkt,1"
-    assert (folder / f"{key}.rc").read_text() == "0 0.2\n"
-    code, out = run(capsys, *key.split(","))
-    assert code == 0 and (folder / f"{key}.out").read_text() == out
-    # Only the same device index on the other hosts: the doctor's matrix.
-    assert sorted(p.name for p in folder.glob("*-ping*.rc")) == [
-        f"{key}.rc", "-i,1,-ping,-g,address,10.20.1.12,pkt,1.rc"]
+def test_a_ping_waits_its_wire_time(host: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # A ping answers after its packets' round on the wire (the fabric's ping_delay_s), as the
+    # network benchmark's level-2 matrix counts on; other queries answer at once.
+    waits: list[float] = []
+    monkeypatch.setattr("time.sleep", waits.append)
+    code, out = run(capsys, "-i", "0", "-ping", "-g", "address", "10.20.0.12", "pkt", "1")
+    assert code == 0 and "1 received, 0.00% packet loss" in out
+    assert run(capsys, "-i", "0", "-ip", "-g")[0] == 0
+    assert waits == [0.2]
 
 
 def test_flapping_link_counts_its_changes(host: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -146,74 +141,3 @@ def test_a_fleet_pings_across_hosts(sim_fleet_factory: FleetFactory) -> None:
         assert fleet.ssh("sim2", f"{tool} -i 3 -ping -g address 10.20.3.11 pkt 1").returncode == 0
     finally:
         fleet.network_fault("sim2", "network-clear")
-
-
-@contextlib.contextmanager
-def without(fake: Path) -> Iterator[None]:
-    """The Python fake moved aside: only the front's replayed answers still come."""
-    hidden = fake.with_name("hidden.py")
-    fake.rename(hidden)
-    try:
-        yield
-    finally:
-        hidden.rename(fake)
-
-
-@pytest.mark.slow
-def test_the_front_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory) -> None:
-    # The sh front (target/answered.sh) serves plain queries from the Python fake's rendered
-    # answers; a change of the ports makes them stale, and the Python fake answers again.
-    fleet: SimFleet = sim_fleet_factory(hosts=2, state="provisioned")
-    tool = "/usr/local/Ascend/driver/tools/hccn_tool"
-    fake = fleet.root("sim1") / "usr/local/Ascend/driver/tools/hccn_tool.py"
-    first = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
-    assert (first.returncode, first.stdout) == (0, "ipaddr:10.20.2.11\nnetmask:255.255.255.0\n")
-    with without(fake):  # only what the front serves itself answers
-        again = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
-        assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
-        gateway = fleet.ssh("sim1", f"{tool} -i 2 -gateway -g")
-        assert gateway.stdout == "default gateway:10.20.2.1, Iface:eth2\n"
-        # The doctor's pings (one packet) are rendered; another packet count is not.
-        ping = f"{tool} -i 2 -ping -g address 10.20.2.12"
-        assert "1 received, 0.00% packet loss" in fleet.ssh("sim1", f"{ping} pkt 1").stdout
-        assert fleet.ssh("sim1", ping).returncode != 0
-    try:
-        # A ping's answer follows the other host's ports too.
-        fleet.network_fault("sim2", "ping-drop", device=2, peer="sim1")
-        dropped = fleet.ssh("sim1", f"{ping} pkt 1")
-        assert dropped.returncode == 1 and "recv time out seq=0" in dropped.stdout
-        fleet.network_fault("sim2", "network-clear")
-        fleet.network_fault("sim1", "no-address", device=2)
-        stale = fleet.ssh("sim1", f"{tool} -i 2 -ip -g")
-        assert stale.returncode == 1 and "no ip was preset there" in stale.stdout
-        fleet.network_fault("sim1", "link-flapping", device=4)
-        seen = {fleet.ssh("sim1", f"{tool} -i 4 -link -g").stdout for _ in range(2)}
-        assert seen == {"link status: UP\n", "link status: DOWN\n"}
-        assert fleet.ssh("sim1", f"{tool} -i 2 -ip -s address 10.20.2.11 netmask "
-                                 "255.255.255.0").returncode == 0
-        assert fleet.ssh("sim1", f"{tool} -i 2 -ip -g").stdout == first.stdout
-    finally:
-        fleet.network_fault("sim1", "network-clear")
-        fleet.network_fault("sim2", "network-clear")
-
-
-@pytest.mark.slow
-def test_npu_smi_answers_from_fresh_answers_only(sim_fleet_factory: FleetFactory) -> None:
-    # npu-smi has the same front; its answers go stale when the state or a version file
-    # they were computed from changes (a device fault rewrites the state).
-    fleet: SimFleet = sim_fleet_factory(hosts=2, state="provisioned")
-    query = "npu-smi info -t health -i 1"
-    first = fleet.ssh("sim2", query)
-    assert first.returncode == 0 and "Health" in first.stdout, first.stdout + first.stderr
-    fake = fleet.root("sim2") / "usr/local/bin/npu-smi.py"
-    with without(fake):
-        assert fleet.ssh("sim2", query).stdout == first.stdout
-        assert fleet.ssh("sim2", "npu-smi info -t usages -i 1").returncode != 0  # not rendered
-    try:
-        fleet.fault("sim2", "health-alarm", device=1)
-        alarmed = fleet.ssh("sim2", query).stdout
-        assert alarmed != first.stdout and "Alarm" in alarmed, alarmed
-    finally:
-        fleet.fault("sim2", "clear")
-    assert fleet.ssh("sim2", query).stdout == first.stdout
-

@@ -155,13 +155,10 @@ def test_full_stack_new_layout(sim_scratch: ScratchRoots, repo: Path) -> None:
     assert (r / "ascend-toolkit/set_env.sh").exists()
     assert (root / "usr/local/dcmi/libdcmi.so").exists()
     smi = root / "usr/local/bin/npu-smi"
-    # The sh front that replays rendered answers and the Python fake beside it
-    # (target/answered.sh); nothing else of npu-smi's.
-    assert smi.read_bytes().startswith(b"#!/bin/sh\n")
-    assert smi.with_name("npu-smi.py").read_bytes().startswith(b"#!/usr/bin/python3 -S\n")
+    # The Python fake itself (target/npu_smi.py); nothing else of npu-smi's.
+    assert smi.read_bytes().startswith(b"#!/usr/bin/python3 -S\n")
     assert smi.stat().st_mode & 0o777 == 0o755
-    assert sorted(p.name for p in smi.parent.iterdir() if "npu" in p.name) == [
-        "npu-smi", "npu-smi.py"]
+    assert sorted(p.name for p in smi.parent.iterdir() if "npu" in p.name) == ["npu-smi"]
     assert run(root, "npu-smi info -t board -i 0").stdout.count("25.5.0") == 1
     # nnal needs the toolkit environment sourced first (CCI order).
     res = run(root, f"./{n['nnal']} --install --quiet")

@@ -1,13 +1,11 @@
 #!/usr/bin/python3 -S
 """Fake hccn_tool: the NPUs' RoCE ports of a simulated host, answered from the fleet's fabric.
 
-The fake driver installs this file as <install path>/driver/tools/hccn_tool.py, beside
-its sh front (answered.sh, installed as hccn_tool), which replays the answers this program
-renders to plain queries (`-i N -<cmd> -g`) and to the doctor's pings after the ports
-change. Only the standard library. The ports' settings live in the fleet-shared fabric folder
-(/var/lib/ascend-sim/fabric/<host>.json, one file per host, bind-mounted into every host of a
-fleet), so a ping can see the other hosts' ports; the setters also rewrite /etc/hccn.conf, as
-the real tool persists its settings there.
+The fake driver installs this file as <install path>/driver/tools/hccn_tool; every call
+reads the ports afresh. Only the standard library. The ports' settings live in the
+fleet-shared fabric folder (/var/lib/ascend-sim/fabric/<host>.json, one file per host,
+bind-mounted into every host of a fleet), so a ping can see the other hosts' ports; the
+setters also rewrite /etc/hccn.conf, as the real tool persists its settings there.
 
 Output shapes, as the real tool prints them:
 - Huawei's open-sourced hccn_tool source (found with find_string "no ip was preset there",
@@ -41,11 +39,6 @@ import os
 import sys
 import time
 
-if __package__:
-    from tests.sim.target import ascend_sim_answers as answers
-else:  # on a simulated host, beside this file
-    import ascend_sim_answers as answers  # type: ignore[import-not-found, no-redef]
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -55,9 +48,6 @@ if TYPE_CHECKING:
 
 STATE = "/var/lib/ascend-sim/state.json"
 FABRIC = "/var/lib/ascend-sim/fabric"
-# The queries rendered for the front: `-i N <getter> -g`, and the doctor's pings.
-GETTERS = ("-ip", "-link", "-link_stat", "-net_health", "-netdetect", "-gateway", "-optical",
-           "-lldp", "-tls")
 HCCN_CONF = "/etc/hccn.conf"
 CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 NO_DEVICE = "The device is not exist!"
@@ -273,37 +263,6 @@ def ping(device: int, p: dict[str, Any], args: list[str], host: str, via: str = 
     return code
 
 
-def render_answers(host: str, data: dict[str, Any], devices: list[int], since_ns: int) -> None:
-    """Every plain query's answer for the sh front, and the pings the doctor sends (one packet
-    to the same device index on every other host, ascend_env/doctor/reachability.py). A
-    flapping port's `-link` changes as it is read: never rendered. A ping's answer depends on
-    the other hosts' ports too, so every host's fabric file, and the folder (a host added),
-    are inputs."""
-    fleet, dies = fleet_ports("address", "sdid")
-
-    def one(argv: list[str]) -> tuple[int, str] | tuple[int, str, float]:
-        device = int(argv[1])
-        p = dict(port(data, device))
-        if argv[2] == "-ping":
-            return ping_answer(device, p, argv[4:], host, fleet)
-        if argv[2] == "-hccs_ping":
-            return hccs_answer(device, p, argv[4:], host, dies)
-        return answer(argv[2], device, p, data)
-
-    queries = [["-i", str(device), cmd, "-g"] for device in devices for cmd in GETTERS
-               if not (cmd == "-link" and port(data, device).get("flapping"))]
-    queries += [["-i", str(device), "-ping", "-g", "address", address, "pkt", "1"]
-                for device in devices if port(data, device).get("address")
-                for address, (owner, index, _) in sorted(fleet.items())
-                if owner != host and index == device]
-    queries += [["-i", str(device), "-hccs_ping", "-g", "sdid", sdid]
-                for device in devices if port(data, device).get("sdid")
-                for sdid, (owner, index, _) in sorted(dies.items())
-                if owner != host and index == device]
-    answers.render(answers.folder_of(STATE, "hccn_tool"), since_ns, queries, one,
-                   lambda: [STATE, FABRIC, *fabric_files()])
-
-
 def _values(args: list[str]) -> dict[str, str]:
     return {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
 
@@ -331,19 +290,13 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[0] != "-i" or not argv[1].isdigit():
         return _fail(USAGE, 2)
     device, cmd, rest = int(argv[1]), argv[2], argv[3:]
-    since_ns = time.time_ns()
-    devices = _devices()
-    if device not in devices:
+    if device not in _devices():
         return _fail(NO_DEVICE)
     host = _host()
     data = load_ports(host)
     data["host"] = host
-    # The front found no fresh answer: a getter's or a ping's (those it renders).
-    pings = ("-ping", "-hccs_ping")
-    if (rest == ["-g"] and cmd in GETTERS) or (cmd in pings and rest[:1] == ["-g"]):
-        render_answers(host, json.loads(json.dumps(data)), devices, since_ns)
     p = port(data, device)
-    if cmd in pings and rest[:1] == ["-g"]:
+    if cmd in ("-ping", "-hccs_ping") and rest[:1] == ["-g"]:
         return ping(device, p, rest[1:], host, cmd)
     if rest[:1] == ["-g"]:
         return get(cmd, device, p, data)

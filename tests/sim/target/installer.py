@@ -33,18 +33,13 @@ MODES = ("--full", "--install", "--upgrade", "--uninstall", "--run", "--devel", 
 
 
 def install_fake(fake: Path, tool: Path) -> None:
-    """A fake vendor tool at `tool`: the sh front that replays rendered answers
-    (answered.sh), the Python fake beside it as <tool>.py, and the renderer they share.
-    Each renamed into place, the front last: a call meanwhile runs the old files or the
-    new ones, never half of one."""
+    """A fake vendor tool (a Python program) at `tool`, renamed into place: a call meanwhile
+    runs the old program or the new one, never half of one."""
     tool.parent.mkdir(parents=True, exist_ok=True)
-    for source, dest in ((HERE / "ascend_sim_answers.py", tool.parent / "ascend_sim_answers.py"),
-                         (fake, tool.with_name(tool.name + ".py")),
-                         (HERE / "answered.sh", tool)):
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-        shutil.copy2(source, tmp)
-        tmp.chmod(0o755 if dest == tool else 0o644)
-        tmp.replace(dest)
+    tmp = tool.with_name(f".{tool.name}.{os.getpid()}")
+    shutil.copy2(fake, tmp)
+    tmp.chmod(0o755)
+    tmp.replace(tool)
 
 
 class Fail(Exception):
@@ -218,8 +213,7 @@ class Package:
             t.parent.mkdir(parents=True, exist_ok=True)
             t.write_text(f"#!/bin/sh\necho '{tool} (simulated)'\n")
             t.chmod(0o755)
-        # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py): an
-        # sh front with the Python fake beside it (hccn_tool.py says why).
+        # The NPUs' network tool answers from the fleet's fabric (tests/sim/network.py).
         install_fake(HERE / "hccn_tool.py", drv / "tools" / "hccn_tool")
         script = drv / "script" / "uninstall.sh"
         script.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,8 @@
 #!/usr/bin/python3 -S
-"""Fake npu-smi's answers, computed from the simulated host's files.
+"""Fake npu-smi: every call answered from the simulated host's files, read afresh.
 
-The fake driver installs this file as /usr/local/bin/npu-smi.py inside a host, beside its sh
-front (answered.sh, installed as npu-smi), which replays the answers this program renders to
-the probe's queries until a file they come from changes. Only the standard library.
+The fake driver installs this file as /usr/local/bin/npu-smi inside a host. Only the
+standard library.
 Hardware comes from the host's state file; driver and firmware versions from the files the
 installers wrote, as a real npu-smi reads them from the driver. Table shapes are those of
 ascend-facts.md §4.
@@ -14,17 +13,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-
-if __package__:
-    from tests.sim.target import ascend_sim_answers as answers
-else:  # on a simulated host, beside this file
-    import ascend_sim_answers as answers  # type: ignore[import-not-found, no-redef]
 
 # Start-up stays lean (python -S, no pathlib, no typing at run time).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 STATE = "/var/lib/ascend-sim/state.json"
@@ -43,13 +35,8 @@ MEM_310P = ((45, 1529, 44280), (43, 1412, 43693))
 PROC_HEAD = "Process name             | Process memory(MB)"
 
 
-# Every file an answer was computed from: the inputs of the rendered answers.
-READ: list[str] = []
-
-
 def _read(path: str) -> bytes | None:
     """The file's bytes; None when it is not there (as os.path.isfile would say)."""
-    READ.append(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
@@ -398,37 +385,8 @@ def answer(argv: list[str]) -> tuple[int, bytes]:
     return rc, out.getvalue().encode(sys.stdout.encoding or "utf-8")
 
 
-def probe_queries() -> Iterator[list[str]]:
-    """What the probe asks (ascend_env/remote/probe.py), for the front to replay."""
-    yield ["info"]
-    yield ["info", "-l"]
-    state = load_state()
-    for npu in present(state):
-        npu_id = str(npu["npu_id"])
-        yield ["info", "-t", "board", "-i", npu_id]
-        yield ["info", "-t", "health", "-i", npu_id]
-        for chip in range(int(state.get("chips_per_npu", 1))):
-            yield ["info", "-t", "health", "-i", npu_id, "-c", str(chip)]
-            if "superpod" in state:
-                yield ["info", "-t", "spod-info", "-i", npu_id, "-c", str(chip)]
-    if "superpod" in state:
-        yield ["info", "-m"]
-
-
-def render_answers(since_ns: int) -> None:
-    def one(argv: list[str]) -> tuple[int, str]:
-        rc, text = answer(argv)
-        return rc, text.decode("utf-8")
-
-    answers.render(answers.folder_of(STATE, "npu-smi"), since_ns, probe_queries(), one,
-                   lambda: READ)
-
-
 if __name__ == "__main__":
-    since_ns = time.time_ns()
     code, text = answer(sys.argv[1:])
-    if os.path.isfile(STATE):
-        render_answers(since_ns)
     sys.stdout.buffer.write(text)
     sys.stdout.flush()
     sys.exit(code)
