@@ -20,6 +20,7 @@ from ascend_env.cli import (
     explain_commands,
     image_commands,
     install_commands,
+    perf_commands,
     smoke_commands,
     spec_commands,
 )
@@ -34,6 +35,7 @@ app.command("plan")(spec_commands.plan)
 app.command("fetch")(install_commands.fetch)
 app.command("install")(install_commands.install)
 app.command("smoke")(smoke_commands.smoke)
+app.command("perf")(perf_commands.perf)
 app.command("doctor")(doctor_commands.doctor_command)
 app.command("collect")(doctor_commands.collect_command)
 app.command("explain")(explain_commands.explain)

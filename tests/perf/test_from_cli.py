@@ -1,0 +1,105 @@
+"""`ascend-env perf --from`: each real fixture and their folder through the real entry point;
+hostile inputs end in a message and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ascend_env.perf import tables
+from tests.cli_invoke import invoke
+from tests.perf.profiler_files import (
+    CLUSTER_COMM,
+    CLUSTER_STEPS,
+    FIXTURES,
+    KERNEL_DETAILS,
+    TRACE_VIEW,
+)
+
+
+@pytest.mark.parametrize("path", [TRACE_VIEW, KERNEL_DETAILS, CLUSTER_STEPS, CLUSTER_COMM],
+                         ids=lambda p: p.name.rsplit("__", 1)[-1])
+def test_each_fixture_summarises(path: Path) -> None:
+    result = invoke("perf", "--from", str(path), "--json")
+    assert result.code == 0, result.err
+    document = json.loads(result.out)
+    assert document["schema"] == "ascend-env/perf/v1"
+    assert document["host_only"] is False
+    assert [f["path"] for f in document["files"]] == [str(path)]
+    assert document["unread"] == []
+
+
+def test_folder_terminal_view() -> None:
+    result = invoke("perf", "--from", str(FIXTURES))
+    assert result.code == 0, result.err
+    out = result.out
+    assert "step time per rank" in out
+    assert "slowest rank 0, fastest 7" in out
+    assert "device time by core type: MIX_AIC" in out
+    assert "FlashAttentionScoreGrad" in out
+    assert "HCCL by operation: broadcast x4" in out
+    assert "CPU fallbacks: not known" in out
+    assert "check: ascend-env doctor --only devices.health --only network.links" in out
+    # The README beside the data is not profiler output: listed, not dropped in silence.
+    assert "not read: " + str(FIXTURES / "README.md") in out
+    assert "Traceback" not in result.err
+
+
+def test_missing_path_is_exit_2(tmp_path: Path) -> None:
+    result = invoke("perf", "--from", str(tmp_path / "absent"))
+    assert result.code == 2
+    assert "No such file" in result.err
+
+
+def test_empty_folder_is_exit_2(tmp_path: Path) -> None:
+    result = invoke("perf", "--from", str(tmp_path))
+    assert result.code == 2
+    assert "no profiler output found" in result.err
+
+
+def test_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "trace_view.json"
+    os.mkfifo(fifo)
+    result = invoke("perf", "--from", str(fifo))
+    assert result.code == 2
+    assert "not a folder or a regular file" in result.err
+    # Inside a folder the FIFO is skipped and named; nothing else there: exit 2.
+    result = invoke("perf", "--from", str(tmp_path))
+    assert result.code == 2
+
+
+def test_garbage_beside_good_data_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "rank1").mkdir()
+    (tmp_path / "rank1" / "trace_view.json").write_text("{not json")
+    (tmp_path / "rank0").mkdir()
+    (tmp_path / "rank0" / "kernel_details.csv").symlink_to(KERNEL_DETAILS.resolve())
+    (tmp_path / "rank2").mkdir()
+    (tmp_path / "rank2" / "kernel_details.csv").write_text("")
+    result = invoke("perf", "--from", str(tmp_path), "--json")
+    # The link is not followed (a regular file only), so nothing readable is left: exit 2.
+    assert result.code == 2
+    assert "not JSON" in result.err and "empty file" in result.err
+    (tmp_path / "rank0" / "kernel_details.csv").unlink()
+    (tmp_path / "rank0" / "kernel_details.csv").write_bytes(KERNEL_DETAILS.read_bytes())
+    result = invoke("perf", "--from", str(tmp_path), "--json")
+    assert result.code == 0, result.err
+    document = json.loads(result.out)
+    unread = {Path(n["path"]).parent.name: n["note"] for n in document["unread"]}
+    assert "not JSON" in unread["rank1"] and "empty file" in unread["rank2"]
+    assert document["core_types"][0]["core"] == "MIX_AIC"
+
+
+def test_oversized_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tables, "MAX_JSON_BYTES", 1024)
+    result = invoke("perf", "--from", str(TRACE_VIEW))
+    assert result.code == 2
+    assert "more than the 1024" in result.err
+
+
+def test_from_and_command_together_is_usage_error() -> None:
+    result = invoke("perf", "--from", str(TRACE_VIEW), "--", "python", "x.py")
+    assert result.code == 2
+    assert "not both" in result.err
