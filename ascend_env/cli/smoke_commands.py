@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -71,61 +71,26 @@ def smoke(
     ranks_per_host: Annotated[int | None, typer.Option(
         "--ranks-per-host", min=1, max=64,
         help="hccl across hosts: ranks on each host; default its devices (cpu: 2).")] = None,
+    parity: Annotated[bool, typer.Option(
+        "--parity", help="Also compare a fixed model layer by layer, forward and backward, "
+        "with float64 on the CPU; fails on the first layer out of tolerance or any CPU "
+        "fallback (torch).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Prove a device computes: run a workload there and judge its evidence."""
-    from ascend_env.cli.smoke_view import render_fleet, render_verdict
-    from ascend_env.smoke.runner import request_from_options, run_fleet, run_smoke, target_for
+    from ascend_env.cli.smoke_view import render_collective, render_fleet, render_verdict
+    from ascend_env.smoke.command import SmokeOptions, run_command
 
-    if inventory is not None and host is not None:
-        raise UsageError("name either --inventory or --host, not both")
-    if host is not None:
-        from ascend_env.targets.collect import check_target
-
-        check_target(host)
     if device is not None:
         check_device(device)
-    request = request_from_options(
+    outcome = run_command(SmokeOptions(
         framework=framework.value, device=device, steps=steps, timeout_s=timeout,
-        python=python, chip=chip, peak_tflops=peak_tflops,
-        host=host or ("inventory" if inventory else None), profile=profile, spec=spec)
-    if pairwise and (framework.value != "hccl" or inventory is None):
-        raise UsageError("--pairwise goes with --framework hccl --inventory")
-    if inventory is not None and framework.value == "hccl":
-        from ascend_env.smoke.fleet_collective import hosts_of
-
-        members = hosts_of(inventory, limit)
-        if len(members) > 1 or pairwise:
-            raise typer.Exit(_collective(request, members, pairwise, ranks_per_host,
-                                         spec, profile, as_json))
-    if inventory is not None:
-        raise typer.Exit(render_fleet(dict(run_fleet(request, inventory, limit)),
-                                      as_json=as_json))
-    verdict = run_smoke(request, target_for(host))
-    render_verdict(verdict, as_json=as_json)
-    raise typer.Exit(verdict.exit_code)
-
-
-def _collective(request: Any, members: list[Any], pairwise: bool, ranks_per_host: int | None,
-                spec: Path | None, profile: str | None, as_json: bool) -> int:
-    """The all-reduce across the inventory's hosts, or every pair of them."""
-    from ascend_env.cli.smoke_view import render_collective
-    from ascend_env.smoke.fleet_collective import run_pairwise, run_world
-
-    if len(members) < 2:
-        raise UsageError("--pairwise needs at least two hosts")
-    nprocs = ranks_per_host
-    if nprocs is None and request.device == "cpu":
-        nprocs = 2
-    if nprocs is None and (spec is not None or profile is not None):
-        from ascend_env.spec.envspec import load_spec
-        from ascend_env.spec.matrix import load_chips
-
-        loaded = load_spec(profile=profile, path=spec)
-        chip = load_chips().get(loaded.hardware.chip)
-        nprocs = loaded.hardware.devices or (chip.devices.default if chip else None)
-    if nprocs is None:
-        raise UsageError("--ranks-per-host: how many devices each host has (or give --spec)")
-    document = run_pairwise(request, members, nprocs) if pairwise else \
-        run_world(request, members, nprocs)
-    return render_collective(document, as_json=as_json)
+        python=python, chip=chip, peak_tflops=peak_tflops, host=host, inventory=inventory,
+        limit=limit, profile=profile, spec=spec, pairwise=pairwise,
+        ranks_per_host=ranks_per_host, parity=parity))
+    if outcome.verdict is not None:
+        render_verdict(outcome.verdict, as_json=as_json)
+        raise typer.Exit(outcome.verdict.exit_code)
+    if outcome.collective is not None:
+        raise typer.Exit(render_collective(outcome.collective, as_json=as_json))
+    raise typer.Exit(render_fleet(outcome.fleet or {}, as_json=as_json))

@@ -35,6 +35,13 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from . import op_fallbacks
+else:
+    try:  # beside the workload on a target
+        import op_fallbacks
+    except ImportError:  # imported from the package
+        from . import op_fallbacks
+
 # Workload exit codes. The controller judges the evidence, these only summarise it.
 EXIT_OK = 0
 EXIT_FAILED = 1  # ran (or tried to) and the evidence shows something wrong or missing
@@ -46,9 +53,6 @@ LOG_TAIL_CHARS = 4000
 MAX_LOG_BYTES = 4 * 1024 * 1024
 LOSS_MIN_DROP = 0.1  # the last fifth of the curve must sit at least 10% below the first fifth
 DRIVER_LIBS = ("libascend_hal.so", "libdrvdsmi_host.so", "libdcmi.so")
-FALLBACK_RE = re.compile(
-    r"operator '([^']+)' is not currently supported on the NPU backend and will fall back "
-    r"to run on the CPU")
 
 
 class Emitter:
@@ -347,8 +351,8 @@ def process_table(kind: str, pid: int) -> dict[str, Any]:
 
 
 def cpu_fallback_ops(log: str) -> list[str]:
-    """Operators torch_npu reported as falling back to the CPU (its CAUTION warning)."""
-    return sorted(set(FALLBACK_RE.findall(log)))
+    """Operators torch_npu reported as falling back to the CPU (op_fallbacks holds the rule)."""
+    return op_fallbacks.cpu_fallback_ops(log)
 
 
 def aicpu_ops(csv_text: str) -> list[str]:
@@ -378,5 +382,6 @@ def loss_summary(losses: list[float | None]) -> dict[str, Any]:
     return summary
 
 
-# The workload scripts that ship with this harness (the runner copies both to the target).
+# The workload scripts, and the modules the runner ships beside each of them.
 WORKLOADS = ("torch_workload.py", "mindspore_workload.py", "hccl_workload.py")
+COMPANIONS = ("harness.py", "op_fallbacks.py", "parity_workers.py", "torch_parity.py")

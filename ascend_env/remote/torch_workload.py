@@ -33,10 +33,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from . import harness
+    from . import harness, op_fallbacks, parity_workers, torch_parity
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import harness
+    import op_fallbacks
+    import parity_workers
+    import torch_parity
 
 
 if TYPE_CHECKING:
@@ -69,10 +72,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--throughput-seconds", type=float, default=2.0)
     parser.add_argument("--profile-ops", choices=("auto", "on", "off"), default="auto",
                         help="profile two steps for AI CPU operators (auto: on for npu)")
+    parser.add_argument("--parity", action="store_true",
+                        help="also compare a fixed model layer by layer with float64 on the CPU")
+    parser.add_argument("--parity-dtypes", default="auto",
+                        help="comma-separated fp32, fp16, bf16 (auto: fp32,fp16 on npu, "
+                             "fp32,bf16 elsewhere)")
+    parser.add_argument("--parity-ranks", type=int, default=1,
+                        help="cpu: parity worker processes (npu/cuda: one per device)")
+    parser.add_argument("--parity-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    try:
+        torch_parity.parity_dtypes(args.parity_dtypes, "cpu")
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.parity_worker:
+        worker = harness.new_document(parity_workers.WORKER_SCHEMA, "torch",
+                                      {"device": args.device, "rank": args.rank,
+                                       "dtypes": args.parity_dtypes, "seed": args.seed})
+        return harness.run_main(worker, args, lambda d, e: torch_parity.worker(args, d, e))
     requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
                  "chip": args.chip, "precision": args.precision,
-                 "peak_tflops": args.peak_tflops, "matmul_size": args.matmul_size}
+                 "peak_tflops": args.peak_tflops, "matmul_size": args.matmul_size,
+                 "parity": args.parity}
     doc = harness.new_document(SCHEMA, "torch", requested)
     return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
@@ -124,12 +146,18 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter)
             record.update(status="error", reason=f"{harness.describe(exc)} (during {doc['phase']})",
                           traceback=traceback.format_exc()[-4000:])
     if kind == "npu":
-        doc["fallbacks"]["cpu_ops"] = harness.cpu_fallback_ops(emitter.log_text())
+        doc["fallbacks"]["cpu_ops"] = op_fallbacks.cpu_fallback_ops(emitter.log_text())
+    if args.parity:
+        doc["phase"] = "parity"
+        devices = [r["device"] for r in runs] * (args.parity_ranks if kind == "cpu" else 1)
+        doc["parity"] = torch_parity.parity(args, devices, emitter)
     failed = [r for r in runs if r["status"] != "ok"]
     doc["phase"] = "done"
-    if failed:
-        doc.update(status="failed", reason="; ".join(f"{r['device']}: {r['reason']}"
-                                                     for r in failed))
+    reasons = [f"{r['device']}: {r['reason']}" for r in failed]
+    if args.parity and doc["parity"]["status"] != "ok":
+        reasons.append(f"parity: {doc['parity']['reason']}")
+    if reasons:
+        doc.update(status="failed", reason="; ".join(reasons))
         return harness.EXIT_FAILED
     doc["status"] = "ok"
     return harness.EXIT_OK

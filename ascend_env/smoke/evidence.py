@@ -115,6 +115,87 @@ class Fallbacks(_Part):
     aicpu_source: str | None = None
 
 
+class ParityRow(_Part):
+    """One tensor of the parity model compared with its float64 reference."""
+
+    name: str
+    op: str
+    dtype: str
+    phase: Literal["forward", "backward"]
+    tensor: str
+    shape: list[int] = Field(default_factory=list)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    scaled_err: float | None = None  # null: not finite, or the tensor is missing
+    cosine: float | None = None
+    threshold: float
+    threshold_dtype: str | None = None
+    status: Literal["pass", "fail", "consequence"]
+
+
+class ParityDivergence(_Part):
+    """The first comparison out of tolerance, and the later ones that follow from it."""
+
+    name: str
+    op: str
+    dtype: str
+    phase: str
+    tensor: str
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    scaled_err: float | None = None
+    threshold: float
+    consequences: list[str] = Field(default_factory=list)
+    rank: int | None = None
+    device: str | None = None
+
+
+class ParityRun(_Part):
+    """The parity model in one dtype on one device."""
+
+    dtype: str
+    device: str
+    rows: list[ParityRow] = Field(default_factory=list)
+    first_divergence: ParityDivergence | None = None
+    reduced_fp32: dict[str, Any] = Field(default_factory=dict)
+
+
+class ParityRank(_Part):
+    """One parity worker process (one device)."""
+
+    rank: int
+    device: str | None = None
+    pid: int | None = None
+    status: str
+    reason: str | None = None
+    cpu_fallback_ops: list[str] = Field(default_factory=list)
+    runs: list[ParityRun] = Field(default_factory=list)
+    log_tail: str | None = None
+
+
+class ParityFallbacks(_Part):
+    """Operators any parity worker reported as run on the CPU, per rank."""
+
+    per_rank: dict[str, list[str]] = Field(default_factory=dict)
+    ops: list[str] = Field(default_factory=list)
+    source: str | None = None
+
+
+class Parity(_Part):
+    """`--parity`: the fixed model per layer against float64 on the CPU, on every device."""
+
+    model: str | None = None
+    reference: str | None = None
+    seed: int | None = None
+    dtypes: list[str] = Field(default_factory=list)
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    ranks: list[ParityRank] = Field(default_factory=list)
+    first_divergence: ParityDivergence | None = None
+    fallbacks: ParityFallbacks | None = None
+    status: str
+    reason: str | None = None
+
+
 class DeviceRun(_Part):
     """Everything measured on one device; parts are absent when the run stopped early."""
 
@@ -152,6 +233,7 @@ class TrainingEvidence(_Document):
     framework: Literal["torch", "mindspore"]
     runs: list[DeviceRun] = Field(default_factory=list)
     fallbacks: Fallbacks | None = None
+    parity: Parity | None = None
 
 
 class Rank(_Part):

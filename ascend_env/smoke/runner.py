@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 from pydantic import ValidationError
 
 from ascend_env.core.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
-from ascend_env.remote.harness import parse_device
+from ascend_env.remote.harness import COMPANIONS, parse_device
 from ascend_env.smoke.evidence import SCHEMAS, parse_evidence
 from ascend_env.smoke.verdict import Thresholds, Verdict, chip_from_name, judge, thresholds_for
 
@@ -29,6 +29,7 @@ SCRIPTS: dict[Framework, str] = {"torch": "torch_workload.py",
                                  "mindspore": "mindspore_workload.py",
                                  "hccl": "hccl_workload.py"}
 DEFAULT_DEVICE: dict[Framework, str] = {"torch": "npu:0", "mindspore": "npu:0", "hccl": "all"}
+PARITY_FRAMEWORKS: tuple[Framework, ...] = ("torch",)
 GRACE_S = 30.0  # the workload's own watchdog fires first; this only catches a wedged process
 
 
@@ -106,14 +107,14 @@ class HostTarget:
         return Completed(int(out.rc), str(out.stdout), str(out.stderr))
 
     def install(self, script: Path) -> str:
-        """mktemp -d on the host, then the script and its harness through base64 (no scp)."""
+        """mktemp -d on the host, then the script and its companions through base64 (no scp)."""
         if self._folder is None:
             made = self._shell("mktemp -d /tmp/ascend-env-smoke.XXXXXX")
             if made.rc != 0:
                 raise UsageError(f"cannot create a directory on {self.name}: {made.stderr}")
             self._folder = made.stdout.strip()
-        # The workload imports the harness that sits beside it.
-        for part in (script.with_name("harness.py"), script):
+        # The workload imports the harness and the other modules that sit beside it.
+        for part in (*(script.with_name(name) for name in COMPANIONS), script):
             path = f"{self._folder}/{part.name}"
             payload = base64.b64encode(part.read_bytes()).decode("ascii")
             written = self._shell(f"printf %s {payload} | base64 -d > {shlex.quote(path)}")
@@ -141,6 +142,7 @@ class SmokeRequest:
     peak_tflops: float | None = None
     min_tflops_fraction: float | None = None
     min_busbw_gbps: float | None = None
+    parity: bool = False  # also the per-layer parity model against float64 (torch)
     extra: tuple[str, ...] = field(default=())  # further workload options, passed verbatim
 
 
@@ -160,6 +162,8 @@ def workload_argv(request: SmokeRequest, script: str, thresholds: Thresholds) ->
             argv += ["--busbw-floor", f"{thresholds.busbw_floor_gbps:g}"]
     elif "fp16" in thresholds.peak_tflops:
         argv += ["--peak-tflops", f"{thresholds.peak_tflops['fp16']:g}"]
+    if request.parity:
+        argv.append("--parity")
     return argv + list(request.extra)
 
 
@@ -216,7 +220,7 @@ def _thresholds(request: SmokeRequest, chip: str | None) -> Thresholds:
 def request_from_options(*, framework: Framework, device: str | None, steps: int | None,
                          timeout_s: float | None, python: str | None, chip: str | None,
                          peak_tflops: float | None, host: str | None, profile: str | None,
-                         spec: Path | None) -> SmokeRequest:
+                         spec: Path | None, parity: bool = False) -> SmokeRequest:
     """The CLI's options, with defaults from the spec's `smoke` section and hardware."""
     min_fraction = min_busbw = None
     if profile is not None or spec is not None:
@@ -242,11 +246,14 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
     if framework == "hccl" and index is not None:
         raise UsageError(f"--device {device}: an all-reduce spans devices; use all, cuda or "
                          "cpu")
+    if parity and framework not in PARITY_FRAMEWORKS:
+        raise UsageError(f"--parity: the parity model runs with --framework "
+                         f"{' or '.join(PARITY_FRAMEWORKS)} (docs/smoke.md, Parity)")
     return SmokeRequest(framework=framework, device=device,
                         steps=steps or 50, timeout_s=timeout_s or 600.0,
                         python=python or (sys.executable if host is None else "python3"),
                         chip=chip, peak_tflops=peak_tflops, min_tflops_fraction=min_fraction,
-                        min_busbw_gbps=min_busbw)
+                        min_busbw_gbps=min_busbw, parity=parity)
 
 
 def target_for(host: str | None) -> Target:

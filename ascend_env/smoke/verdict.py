@@ -13,15 +13,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ascend_env.remote.harness import LOSS_MIN_DROP, loss_summary, parse_device
+from ascend_env.smoke.checks import Check, CheckStatus
 from ascend_env.smoke.evidence import (
     CollectiveEvidence,
     DeviceRun,
     Fallbacks,
     TrainingEvidence,
 )
+from ascend_env.smoke.parity import judge_parity
 from ascend_env.spec.matrix import load_chips
 
-CheckStatus = Literal["pass", "warn", "fail", "skip"]
 Outcome = Literal["pass", "cpu", "fail", "error"]
 DTYPE_KEYS = {"float16": "fp16", "bfloat16": "bf16"}
 MISSING_TEXT = {
@@ -32,17 +33,6 @@ MISSING_TEXT = {
     "driver": "no driver (libascend_hal.so did not load)",
     "device": "no NPU device (no /dev/davinciN node, or the framework sees none)",
 }
-
-
-class Check(BaseModel):
-    """One judged fact."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    status: CheckStatus
-    message: str
-    device: str | None = None
 
 
 class Thresholds(BaseModel):
@@ -182,6 +172,8 @@ def judge_training(evidence: TrainingEvidence, thresholds: Thresholds) -> list[C
         checks += judge_run(run, thresholds)
     if _kind(str(evidence.requested.get("device"))) == "npu":
         checks.append(judge_fallbacks(evidence.fallbacks))
+    if evidence.requested.get("parity") or evidence.parity is not None:
+        checks += judge_parity(evidence.parity)
     return checks
 
 
