@@ -137,6 +137,9 @@ class Matcher:
         pending: list[tuple[int, str]] = []
         for start, end in records.split(lines):
             seen: set[str] = set()
+            # The record as one text: a message wrapped over lines, a traceback whose
+            # exception needs its continuation, the command line above npu-smi's fields.
+            whole = records.joined(lines, start, end)[:MAX_LINE] if end - start > 1 else ""
             for index in range(start, end):
                 line = lines[index].rstrip()
                 if not line:
@@ -144,15 +147,12 @@ class Matcher:
                 signature = self.explain_line(line)
                 if signature is not None:
                     seen.add(signature.id)
-                    state.note_hit(signature, source, index + 1, line.strip())
-            if end - start > 1:
-                # The record as one text: a message wrapped over lines, a traceback whose
-                # exception needs its continuation.
-                whole = records.joined(lines, start, end)
+                    state.note_hit(signature, source, index + 1, line.strip(), whole)
+            if whole:
                 signature = self.best(whole)
                 if signature is not None and signature.id not in seen:
                     seen.add(signature.id)
-                    state.note_hit(signature, source, start + 1, whole[:MAX_LINE])
+                    state.note_hit(signature, source, start + 1, whole, whole)
             if seen:
                 matched_at.extend(range(start + 1, end + 1))
                 continue
@@ -177,11 +177,12 @@ class _State:
     unknown: dict[str, Unknown] = field(default_factory=dict)
     order: dict[str, int] = field(default_factory=dict)
 
-    def note_hit(self, signature: Signature, source: str, number: int, line: str) -> None:
+    def note_hit(self, signature: Signature, source: str, number: int, line: str,
+                 record: str = "") -> None:
         hit = self.hits.get(signature.id)
         if hit is None:
             self.hits[signature.id] = Hit(signature, source, number, line,
-                                          numbers=read_numbers(signature, line))
+                                          numbers=read_numbers(signature, line, record))
         else:
             hit.count += 1
 
