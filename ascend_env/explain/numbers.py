@@ -36,9 +36,12 @@ def read_numbers(signature: Signature, text: str, record: str = "") -> dict[str,
     (or else the record it belongs to) gives them (-1, torch_npu's 'none', is not a
     reading), and the handling level of NPU fault codes."""
     out: dict[str, str] = {}
-    found = signature.pattern.search(text)
-    if found is not None:
-        out.update({k: v.strip() for k, v in found.groupdict().items() if v})
+    for where in (text, record):
+        found = signature.pattern.search(where) if where else None
+        if found is not None:
+            for key, value in found.groupdict().items():
+                if value and key not in out:
+                    out[key] = value.strip()
     for name, pattern in _GENERIC:
         if name in out:
             continue

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 MAX_RECORD_LINES = 400  # a runaway traceback (recursion) is cut into several records
+WRAP_WIDTH = 60  # shorter exception lines are whole messages, not wrapped ones
 
 PREFIX = re.compile(
     r"^(?:\[rank\d+\]:\s?|\([\w.\- ]+? pid=\d+\)\s?"
@@ -23,6 +24,9 @@ PREFIX = re.compile(
 PY_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
 PY_FRAME = re.compile(r"^\s*File \"[^\"]*\", line \d+")
 CONTINUES = re.compile(r"^(?:frame #\d+:|Exception raised from )")
+# A Python exception line; its message may wrap onto lines that go on mid-sentence (lower case).
+EXCEPTION = re.compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b[^:]{0,40}: ")
+WRAPPED = re.compile(r"^[a-z(]")
 # CANN's plog record header: [LEVEL] MODULE(pid,process):time [file:line]
 PLOG_HEAD = re.compile(r"^\[[A-Z]+\] [\w-]+\(\d+,[^)]*\):\S+ \[[^\]]*\]")
 
@@ -34,6 +38,13 @@ def body(line: str) -> str:
         if found:
             return line[found.end():]
     return line
+
+
+def _cut(text: str) -> bool:
+    """An exception line that a terminal or a paste cut mid-sentence: long, no final stop."""
+    stripped = text.rstrip()
+    return len(stripped) >= WRAP_WIDTH and stripped[-1:] not in ".!?)]'\"" and \
+        bool(EXCEPTION.match(stripped))
 
 
 def _indented(text: str) -> bool:
@@ -63,7 +74,7 @@ def _record_end(lines: Sequence[str], start: int) -> int:
                 return index
             if not (_indented(text) or PY_FRAME.match(text) or CONTINUES.match(text)):
                 index += 1  # the exception line itself
-                break
+                return _continuation_end(lines, index, limit, wrapped=_cut(text))
             index += 1
         return _continuation_end(lines, index, limit)
     if not first.strip():
@@ -73,13 +84,15 @@ def _record_end(lines: Sequence[str], start: int) -> int:
         key = head.group(0)
         while index < limit and lines[index].startswith(key):
             index += 1
-    return _continuation_end(lines, index, limit)
+    return _continuation_end(lines, index, limit, wrapped=_cut(first))
 
 
-def _continuation_end(lines: Sequence[str], index: int, limit: int) -> int:
+def _continuation_end(lines: Sequence[str], index: int, limit: int, *,
+                      wrapped: bool = False) -> int:
     while index < limit:
         text = body(lines[index])
-        if not (_indented(text) or CONTINUES.match(text)) or PY_TRACEBACK.match(text):
+        if PY_TRACEBACK.match(text) or not (
+                _indented(text) or CONTINUES.match(text) or (wrapped and WRAPPED.match(text))):
             break
         index += 1
     return index
