@@ -1,0 +1,237 @@
+"""Every process ascend-env starts stops with it.
+
+The command line runs inside `supervision()`: SIGINT, SIGTERM and SIGHUP are caught, passed on
+to every process ascend-env started, which get a grace period (ASCEND_ENV_STOP_GRACE seconds,
+default 20) to finish their current step, and what is left after it is killed; the command
+then ends with 128 + the signal's number (130, 143, 129), as a shell reports a process ended
+by that signal.
+
+Children that ascend-env starts itself go through `spawn()`: a tether program
+(core/tether.py) sits between, so the child's whole tree dies with ascend-env even when
+ascend-env is killed outright. Processes that libraries start (the ssh of testinfra's hosts)
+are found under this process in /proc when a stop comes and are signalled alike.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from ascend_env.core.errors import AscendEnvError
+from ascend_env.core.tether import descendants, send
+
+GRACE_ENV = "ASCEND_ENV_STOP_GRACE"
+DEFAULT_GRACE_S = 20.0
+# After the grace, the signal itself; after this many more seconds, SIGKILL.
+KILL_GRACE_S = 5.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_TETHER = Path(__file__).with_name("tether.py")
+
+
+class Interrupted(AscendEnvError):
+    """A stop signal ended the command: exit 128 + its number."""
+
+    def __init__(self, signum: int, message: str | None = None) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(message or f"interrupted by {signal_name(signum)}; every process "
+                                    "ascend-env started was stopped")
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def grace_s() -> float:
+    """The grace period: ASCEND_ENV_STOP_GRACE seconds (0 to 3600), else the default."""
+    text = os.environ.get(GRACE_ENV, "")
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_GRACE_S
+    return min(max(value, 0.0), 3600.0) if math.isfinite(value) else DEFAULT_GRACE_S
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.signum: int | None = None
+        self.tethers: set[int] = set()
+        self.waiting = 0  # >0: the main thread waits on a tethered child; the handler returns
+        self.deadline = 0.0
+        self.installed = False
+
+
+_state = _State()
+
+
+def interruption() -> int | None:
+    """The stop signal this command received, if any."""
+    return _state.signum
+
+
+def _others() -> list[int]:
+    """Processes under this one that no tether looks after (tethers and their trees left out)."""
+    with _state.lock:
+        tethers = set(_state.tethers)
+    skip: set[int] = set()
+    for pid in tethers:
+        skip.add(pid)
+        skip.update(descendants(pid))
+    return [pid for pid in descendants(os.getpid()) if pid not in skip]
+
+
+def _watch() -> None:
+    """After a stop: signal what starts later too, and kill everything at the deadline."""
+    forwarded = signal.SIGTERM if _state.signum == signal.SIGHUP else (_state.signum or 15)
+    told: set[int] = set()
+    while time.monotonic() < _state.deadline:
+        fresh = [pid for pid in _others() if pid not in told]
+        send(fresh, forwarded)
+        told.update(fresh)
+        if not descendants(os.getpid()):
+            return
+        time.sleep(0.2)
+    _kill_all()
+
+
+def _kill_all() -> None:
+    for _ in range(50):
+        left = descendants(os.getpid())
+        if not left:
+            return
+        send(left, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    first = _state.signum is None
+    with _state.lock:
+        tethers = list(_state.tethers)
+    if first:
+        _state.signum = signum
+        grace = grace_s()
+        _state.deadline = time.monotonic() + grace + KILL_GRACE_S + 2.0
+        if tethers or descendants(os.getpid()):
+            sys.stderr.write(f"ascend-env: {signal_name(signum)}: stopping; what it started "
+                             f"has {grace:.0f} s to finish its current step (signal again to "
+                             "stop at once)\n")
+        send(tethers, signum)
+        threading.Thread(target=_watch, daemon=True).start()
+    else:
+        # A second stop: the tethers end their current wait, the rest is killed now.
+        send(tethers, signum)
+        send(_others(), signal.SIGKILL)
+    if _state.waiting == 0 and first:
+        raise Interrupted(signum)
+
+
+@contextmanager
+def supervision() -> Iterator[None]:
+    """Catch the stop signals for the command's length; on the way out after a stop, nothing
+    it started is left (killed at the deadline if need be). Only in the main thread."""
+    if threading.current_thread() is not threading.main_thread() or _state.installed:
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    _state.installed = True
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_signal)
+    try:
+        yield
+    finally:
+        if _state.signum is not None:
+            while descendants(os.getpid()) and time.monotonic() < _state.deadline:
+                time.sleep(0.1)
+            _kill_all()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _state.installed = False
+        _state.signum = None
+        _state.tethers.clear()
+
+
+def reset() -> None:
+    """Forget a stop (for a command run again in the same process, as tests do)."""
+    _state.signum = None
+
+
+def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
+          stderr: IO[Any] | int | None = None, stdin: IO[Any] | int | None = subprocess.DEVNULL,
+          env: dict[str, str] | None = None, cwd: Path | None = None,
+          stop_file: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start argv under a tether; refused once a stop has come (nothing new starts then)."""
+    if _state.signum is not None:
+        raise Interrupted(_state.signum)
+    command = [sys.executable, "-I", "-S", str(_TETHER), "--parent", str(os.getpid()),
+               "--grace", str(grace_s()), "--kill-grace", str(KILL_GRACE_S)]
+    if stop_file is not None:
+        command += ["--stop-file", str(stop_file)]
+    # Blocked while it starts (the tether inherits the mask, and unblocks once it can stop
+    # its child), so that no stop falls between its start and its handlers; a stop here
+    # waits until the tether is registered.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        with _state.lock:
+            # Its own session: a terminal's ^C or hang-up reaches it only through the
+            # handler here, in order (grace, then the signal, then SIGKILL).
+            process = subprocess.Popen([*command, "--", *argv], stdout=stdout, stderr=stderr,
+                                       stdin=stdin, env=env, cwd=cwd, start_new_session=True)
+            _state.tethers.add(process.pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return process
+
+
+def wait(process: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+    """Wait for a spawned child; a stop meanwhile lets it wind down (the caller then asks
+    interruption()). On timeout the child's tree is stopped and TimeoutExpired raised."""
+    _state.waiting += 1
+    try:
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+            raise
+    finally:
+        _state.waiting -= 1
+        with _state.lock:
+            _state.tethers.discard(process.pid)
+
+
+def run(argv: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
+        cwd: Path | None = None, input_text: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(capture_output=True, text=True) for a tethered child; after a stop,
+    Interrupted once the child is gone."""
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryFile() as source:
+        stdin: int | IO[Any] = subprocess.DEVNULL
+        if input_text is not None:
+            source.write(input_text.encode())
+            source.seek(0)
+            stdin = source
+        process = spawn(argv, stdout=out, stderr=err, stdin=stdin, env=env, cwd=cwd)
+        code = wait(process, timeout)
+        if _state.signum is not None:
+            raise Interrupted(_state.signum)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(argv, code, out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace"))
