@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.ansible.runner import PlaybookRun, run_playbook, summarize
+from ascend_env.ansible.variables import FixHostVars, FixTargets, FixVars, NetworkPort
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.report import FixRef, FixRun, FleetReport, Report
 from ascend_env.doctor.run import (
@@ -67,7 +68,8 @@ def network_refusal(spec: EnvSpec | None, facts: Facts) -> str | None:
 
 def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
               report: Report, ports: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The values fix.yml's roles need for one host, from that host's own facts."""
+    """The values fix.yml's roles need for one host, from that host's own facts (a
+    FixHostVars, dumped: the entry of ascend_fix_hosts that fix.yml hands to its roles)."""
     cann = facts.cann
     base = (cann.install_path if cann else None) or \
         (facts.driver.install_path if facts.driver else None) or \
@@ -82,27 +84,27 @@ def host_vars(facts: Facts, spec: EnvSpec | None, run_users: tuple[str, ...],
                     if c.id == _PYTHON_DEPS_CHECK and c.status == "fail" and ": " in c.message),
                    [])
     python = facts.frameworks.python.executable if facts.frameworks.python else None
-    return {
-        "spec_name": spec.name if spec else "doctor",
-        "spec_digest": spec.digest() if spec else "no spec (doctor --fix)",
-        "install_path": base,
-        "set_env": set_env,
-        "toolkit_home": f"{base}/cann" if new_layout else f"{base}/ascend-toolkit/latest",
-        "targets": {"cann": cann.version_raw if cann else None,
-                    "packages": sorted(cann.packages) if cann else []},
-        "driver_user": users.driver_user,
-        "driver_group": users.driver_group,
-        "device_nodes": [n.path for n in facts.device_nodes],
-        "run_users": [u for u in run_users if u in users.others],
-        "python": python or "python3",
-        "python_packages": [p.strip() for p in missing if p.strip()],
-        "omp_num_threads": plan.omp_num_threads,
-        "cpu_affinity_conf": plan.cpu_affinity_conf,
-        "threads_basis": plan.basis,
-        "selinux_paths": [base, *(spec.selinux.container_paths if spec else [])],
-        "network_tool": f"{base}/driver/tools/hccn_tool",
-        "network_ports": ports or [],
-    }
+    return FixHostVars(
+        spec_name=spec.name if spec else "doctor",
+        spec_digest=spec.digest() if spec else "no spec (doctor --fix)",
+        install_path=base,
+        set_env=set_env,
+        toolkit_home=f"{base}/cann" if new_layout else f"{base}/ascend-toolkit/latest",
+        targets=FixTargets(cann=cann.version_raw if cann else None,
+                           packages=sorted(cann.packages) if cann else []),
+        driver_user=users.driver_user,
+        driver_group=users.driver_group,
+        device_nodes=[n.path for n in facts.device_nodes],
+        run_users=[u for u in run_users if u in users.others],
+        python=python or "python3",
+        python_packages=[p.strip() for p in missing if p.strip()],
+        omp_num_threads=plan.omp_num_threads,
+        cpu_affinity_conf=plan.cpu_affinity_conf,
+        threads_basis=plan.basis,
+        selinux_paths=[base, *(spec.selinux.container_paths if spec else [])],
+        network_tool=f"{base}/driver/tools/hccn_tool",
+        network_ports=[NetworkPort.model_validate(port) for port in ports or []],
+    ).model_dump(mode="json")
 
 
 def fixable(report: Report, *, network_plan: bool = True) -> list[str]:
@@ -191,7 +193,8 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
                                host=options.target if not local else None,
                                limit=",".join(plans) if not local else None, tags=tags,
                                check=dry_run, log_dir=log_dir)
-    rc, log, events = run_playbook({"ascend_fix_hosts": variables}, playbook_run,
+    fix_vars = FixVars.model_validate({"ascend_fix_hosts": variables})
+    rc, log, events = run_playbook(fix_vars.model_dump(mode="json"), playbook_run,
                                    playbook="fix.yml")
     results = {r.host: r for r in summarize(events)}
     if not results and rc != 0:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ascend_env.ansible.runner import (
     RUNS_DIR,
@@ -22,6 +22,7 @@ from ascend_env.ansible.runner import (
     run_playbook,
     summarize,
 )
+from ascend_env.ansible.variables import Installers, PythonVars, SiteVars, Targets, ThreadVars
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.repository.installers import Installer, RepoError, verify_repo
 from ascend_env.repository.wheelhouse import PythonStack, bundle, python_stack
@@ -93,54 +94,64 @@ class InstallOptions:
 def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
                options: InstallOptions,
                python: PythonStack | None = None) -> dict[str, Any]:
-    """The extra-vars the playbook reads (ascend_*)."""
+    """site.yml's extra vars: the dump of one SiteVars, then `options.extra_vars`.
+
+    An override of a SiteVars field is checked by the model; any other name is a role's
+    tunable (hdk_reboot_timeout, say), which Ansible checks against that role's argument
+    spec before the role runs."""
     components = options.wanted()
-    files = {name: installer.path for name, installer in installers.items()}
     chip = load_chips().get(spec.hardware.chip)
     assert chip is not None
     cann = spec.cann.version
     layout = cann_layout(spec)
-    path = spec.install.path
     driver_item = next((i for i in plan.items if i.component == "driver"), None)
-    firmware_file = files.get("firmware")
+    firmware_file = installers["firmware"].path if "firmware" in installers else None
     firmware_match = _FIRMWARE_RE.search(firmware_file.name) if firmware_file else None
     cann_row = load_matrix().cann_row(cann)
     minimum = cann_row.minimum_hdk() if cann_row else None
-    hdk_file = driver_item.file_version if driver_item else None
-    packages = ["ops" if p == "kernels" else p for p in spec.cann.packages]
-    return {
-        "ascend_spec_name": spec.name,
-        "ascend_spec_digest": spec.digest(),
-        "ascend_arch": spec.hardware.arch,
-        "ascend_chip_family": chip.family,
-        "ascend_pci_device_id": chip.pci_device_id.lower(),
-        "ascend_pci_expected": plan.devices // chip.chips_per_card,
-        "ascend_install_path": path,
-        "ascend_user": spec.install.user,
-        "ascend_force": options.force,
-        "ascend_allow_reboot": options.allow_reboot,
-        "ascend_set_env": layout.set_env,
-        # On a host the `cann` link names the installed release (the images name cann-<ver>).
-        "ascend_toolkit_home": f"{path}/cann" if layout.new else layout.home,
-        "ascend_targets": {
-            "driver": hdk_file if "driver" in components else None,
-            "firmware": firmware_match["version"] if firmware_match and "firmware" in components
+    # Relative to the install path, which an inventory may set per host. On a host the
+    # `cann` link names the installed release (the images name cann-<ver>).
+    home = f"{layout.install_path}/cann" if layout.new else layout.home
+    below = layout.install_path.rstrip("/") + "/"
+    built = SiteVars(
+        ascend_spec_name=spec.name,
+        ascend_spec_digest=spec.digest(),
+        ascend_arch=spec.hardware.arch,
+        ascend_chip_family=chip.family,
+        ascend_pci_device_id=chip.pci_device_id.lower(),
+        ascend_pci_expected=plan.devices // chip.chips_per_card,
+        ascend_spec_install_path=layout.install_path,
+        ascend_spec_user=spec.install.user,
+        ascend_cann_set_env=layout.set_env.removeprefix(below),
+        ascend_cann_home=home.removeprefix(below),
+        ascend_force=options.force,
+        ascend_allow_reboot=options.allow_reboot,
+        ascend_targets=Targets(
+            driver=driver_item.file_version if driver_item and "driver" in components
             else None,
-            "cann": cann.raw if "cann" in components else None,
-            "packages": packages,
-            "min_driver": minimum.raw if minimum else None,
-        },
-        "ascend_files": {name: str(path_) for name, path_ in files.items()},
+            firmware=firmware_match["version"] if firmware_match and "firmware" in components
+            else None,
+            cann=cann.raw if "cann" in components else None,
+            packages=["ops" if p == "kernels" else p for p in spec.cann.packages],
+            min_driver=minimum.raw if minimum else None),
+        ascend_files=Installers.model_validate(
+            {name: str(installer.path) for name, installer in installers.items()}),
         # The host checks its copy of each installer against these before running it.
-        "ascend_digests": {name: installer.sha256 for name, installer in installers.items()},
-        "ascend_python": python_vars(spec, python, options) if python else None,
+        ascend_digests=Installers.model_validate(
+            {name: installer.sha256 for name, installer in installers.items()}),
+        ascend_python=PythonVars.model_validate(python_vars(spec, python, options))
+        if python else None,
         # The env role writes the thread settings threads.omp expects (doctor/threads.py).
-        "ascend_threads": {"spec": spec.threads.model_dump(mode="json"),
-                           "devices": spec.hardware.devices},
-        "ascend_serial": options.serial or 0,
-        "ascend_max_fail_percentage": 0 if options.serial else 100,
-        **options.extra_vars,
-    }
+        ascend_threads=ThreadVars(spec=spec.threads, devices=spec.hardware.devices),
+        ascend_serial=options.serial or 0,
+        ascend_max_fail_percentage=0 if options.serial else 100)
+    ours = {k: v for k, v in options.extra_vars.items() if k in SiteVars.model_fields}
+    tunables = {k: v for k, v in options.extra_vars.items() if k not in ours}
+    try:
+        checked = SiteVars.model_validate({**built.model_dump(), **ours})
+    except ValidationError as exc:
+        raise UsageError(f"extra vars for site.yml: {exc}") from exc
+    return {**checked.model_dump(mode="json"), **tunables}
 
 
 def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> list[str]:
@@ -158,17 +169,19 @@ def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> li
 
 
 def python_vars(spec: EnvSpec, stack: PythonStack, options: InstallOptions) -> dict[str, Any]:
+    """The python role's `ascend_python` (a PythonVars, dumped)."""
     cache = options.log_dir / "bundles" if options.log_dir else RUNS_DIR.parent / "bundles"
     archive = bundle(stack.wheels, cache) if stack.wheels else None
-    return {"version": spec.python.version, "venv": spec.python.venv,
-            "requirements": stack.requirements, "offline": stack.offline,
-            # Offline, the exact versions the venv must hold: a venv that has them all is
-            # left alone without starting pip (about a second per host).
-            "closure": stack.closure if stack.offline else None,
-            # Offline, pip installs with --require-hashes from these (install/wheel_digests.py).
-            "hashes": stack.hashed_requirements() if stack.offline else None,
-            "bundle": str(archive) if archive else None,
-            "bundle_id": archive.stem if archive else None}
+    return PythonVars(
+        version=spec.python.version, venv=spec.python.venv,
+        requirements=stack.requirements, offline=stack.offline,
+        # Offline, the exact versions the venv must hold: a venv that has them all is left
+        # alone without starting pip.
+        closure=stack.closure if stack.offline else None,
+        # Offline, pip installs with --require-hashes from these (repository/wheel_digests.py).
+        hashes=stack.hashed_requirements() if stack.offline else None,
+        bundle=str(archive) if archive else None,
+        bundle_id=archive.stem if archive else None).model_dump(mode="json")
 
 
 def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
