@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ascend_env.perf.model import Kernel, StepSplit, Summary
+from ascend_env.perf.model import Finding, Kernel, StepSplit, Summary
 
 MARKS = {"warn": "WARN", "info": "info"}
 SHAPES_WIDTH = 48
@@ -132,11 +132,20 @@ def _findings(summary: Summary, echo: list[str]) -> None:
     for finding in summary.findings:
         echo.append(f"  {MARKS.get(finding.severity, finding.severity):<4}  {finding.id}: "
                     f"{finding.message}")
-        echo.append(f"        threshold {finding.threshold} ({finding.source})")
+        echo.append(f"        threshold {_threshold(finding)}: {finding.source}")
         echo.append(f"        try: {finding.advice}")
         if finding.doctor_checks:
             only = " ".join(f"--only {c}" for c in finding.doctor_checks)
             echo.append(f"        check: ascend-env doctor {only}")
+
+
+def _threshold(finding: Finding) -> str:
+    value = finding.threshold
+    if isinstance(value, float) and finding.unit == "ratio":
+        return f"{value * 100:g}%"
+    if isinstance(value, float) and finding.unit == "us":
+        return f"{value:g} us"
+    return str(value)
 
 
 def _files(summary: Summary, echo: list[str]) -> None:

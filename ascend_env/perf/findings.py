@@ -37,19 +37,23 @@ def _pct(value: float) -> str:
 def judge(summary: Summary, environment: Mapping[str, str] | None = None) -> list[Finding]:
     """The findings for SUMMARY (and the run's ENVIRONMENT, where the run was ours)."""
     found: list[Finding] = []
-    for split in summary.steps:
-        if split.total > 0 and split.free / split.total > FREE_SHARE:
-            found.append(Finding(
-                id="free-time", severity="warn",
-                message=f"rank {split.rank}: the device is idle {_pct(split.free / split.total)}"
-                        " of the step",
-                observed=round(split.free / split.total, 4), threshold=FREE_SHARE,
-                source=FREE_SOURCE,
-                advice="find the gaps in the timeline: the host launching too slowly (bind "
-                       "each rank's threads to its NUMA node's cores, TASK_QUEUE_ENABLE), "
-                       "data loading (more workers, pin_memory), .item()/sync calls in the "
-                       "step",
-                doctor_checks=["threads"]))
+    idle = [(s.free / s.total, s.rank) for s in summary.steps if s.total > 0]
+    over = sorted((share, rank) for share, rank in idle if share > FREE_SHARE)
+    if over:
+        # One finding for every rank past the line, not one per rank: the cause is usually
+        # shared (the host side of the job), and a 64-rank job must stay readable.
+        worst, rank = over[-1]
+        span = _pct(worst) if len(over) == 1 else f"{_pct(over[0][0])} to {_pct(worst)}"
+        found.append(Finding(
+            id="free-time", severity="warn",
+            message=f"the device is idle {span} of the step on {len(over)} of {len(idle)} "
+                    f"rank(s) (most: rank {rank})",
+            observed=round(worst, 4), threshold=FREE_SHARE, unit="ratio", source=FREE_SOURCE,
+            advice="find the gaps in the timeline: the host launching too slowly (bind "
+                   "each rank's threads to its NUMA node's cores, TASK_QUEUE_ENABLE), "
+                   "data loading (more workers, pin_memory), .item()/sync calls in the "
+                   "step",
+            doctor_checks=["threads"]))
     spread = summary.spread
     if spread is not None and max([spread.spread, *spread.gaps.values()]) > SPREAD:
         # As the slow-rank analysis does: a part (computing, communication, free) that differs
@@ -61,7 +65,7 @@ def judge(summary: Summary, environment: Mapping[str, str] | None = None) -> lis
                     + (f"; by part {parts}" if parts else "")
                     + f" (rank {spread.slowest_rank} is the slowest)",
             observed=round(max([spread.spread, *spread.gaps.values()]), 4), threshold=SPREAD,
-            source=SPREAD_SOURCE,
+            unit="ratio", source=SPREAD_SOURCE,
             advice="compare the slowest rank's computing, communication and free time with "
                    "the others: uneven data or work, a slow link, a throttled or unhealthy NPU",
             doctor_checks=["devices.health", "network.links"]))
@@ -73,7 +77,7 @@ def judge(summary: Summary, environment: Mapping[str, str] | None = None) -> lis
             message=f"{len(slow_aicpu)} AI CPU operator kind(s) with tasks of {AICPU_US:g} us "
                     f"or more: {names}",
             observed=round(max(k.max_us for k in slow_aicpu), 3), threshold=AICPU_US,
-            source=AICPU_SOURCE,
+            unit="us", source=AICPU_SOURCE,
             advice="replace these operators or their dtypes (float64 and int64 inputs often "
                    "land on the AI CPU); the AI CPU's thread settings matter while they stay",
             doctor_checks=["threads"]))

@@ -125,6 +125,7 @@ class Finding:
     threshold: float | str
     source: str
     advice: str
+    unit: str = ""  # "ratio" (of a step), "us", or "" for a count or a setting
     doctor_checks: list[str] = field(default_factory=list)  # ids or categories
 
 
