@@ -8,6 +8,7 @@ from ascend_env.core.versions import try_parse
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
 from ascend_env.facts.vendor_compat import vendor_statement
+from ascend_env.spec.compat import ADD_RELEASE
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import Matrix
 
@@ -87,6 +88,15 @@ def test_npu_smi(facts: Facts, driver: DriverFacts) -> None:
              why="when npu-smi cannot talk to the driver, no job can either",
              manual="reboot after a driver install; check dmesg; upgrade the driver with "
                     "--upgrade if the error persists")
+    if smi.tool_version is None and not facts.devices:
+        shown = "; ".join(smi.unparsed[:3]) or "nothing"
+        warn(message="npu-smi answered, but its device table could not be read",
+             observed=f"npu-smi info printed: {shown[:300]}",
+             expected="npu-smi info's table (version line, one row per NPU)",
+             why="devices, health and versions are read from that table; unread, none of "
+                 "them can be judged",
+             manual="npu-smi info  # compare with the formats in the npu-smi manual; attach "
+                    "the output to a report")
     observe(f"npu-smi {smi.tool_version}")
 
 
@@ -135,61 +145,87 @@ def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> 
     """driver.supports-cann: the driver runs the installed CANN (vendor lists, else matrix)."""
     if driver.version is None or cann.version is None:
         pytest.skip("a version could not be read (see notes)")
-    release = matrix.hdk().release_of(driver.version)
+    hdk = matrix.hdk()
     pair = f"driver {driver.version_raw}, CANN {cann.version_raw}"
     row = matrix.cann_row(cann.version)
-    minimum = row.minimum_hdk() if row else None
-    sources = ", ".join(row.sources) if row else ""
-    matrix_ok = None if row is None else minimum is None or release >= minimum
-    vendor = vendor_statement(driver, cann)
-    if vendor.compatible is not None:
-        # The vendor's own records decide; the matrix is only reported where it disagrees.
-        against = ""
+    sources = matrix.cite(row.sources) if row else ""
+    known = matrix.hdk_release(driver.version)
+    # Where driver/version.info is not visible (npu-smi only), the driver's inner code is the
+    # one the matrix knows for its release; CANN's own list still decides.
+    vendor = vendor_statement(
+        driver, cann, known_code=known.inner if known else None,
+        known_from=(f"the code of HDK {known.release.raw} in ascend-env's matrix, "
+                    f"{matrix.cite(known.sources)}") if known else "")
+    refusal = row.refuses_hdk(driver.version, hdk) if row else None
+    unknown_cann = (f"CANN {cann.version_raw} is not a release ascend-env knows (nearest: "
+                    f"{', '.join(matrix.nearest_cann(cann.version))}). {ADD_RELEASE}")
+    if vendor.compatible is True:
+        # The vendor's own records decide; a matrix that says otherwise is named beside them.
+        if refusal is not None:
+            warn(message=f"the sources disagree on {pair}: the vendor's compatible_version "
+                         f"lists pair them, ascend-env's matrix says {refusal}; the vendor's "
+                         "lists are followed",
+                 observed=f"{vendor.evidence}; matrix: {refusal} ({sources})",
+                 expected="the vendor's lists and the matrix agree",
+                 why="the host's own install records are the vendor's statement for this "
+                     "exact build; the matrix is what ascend-env read in documents",
+                 manual="ascend-env matrix --cann " + (cann.version_raw or ""))
         if row is None:
-            against = f"; CANN {cann.version_raw} is not in ascend-env's matrix"
-        elif vendor.compatible and matrix_ok is False:
-            against = (f"; ascend-env's matrix disagrees: it wants HDK >= "
-                       f"{minimum.raw if minimum else '?'} ({sources})")
-        elif not vendor.compatible and matrix_ok:
-            against = f"; ascend-env's matrix would accept it ({sources})"
-        if not vendor.compatible:
-            fail(message=f"CANN {cann.version_raw} and driver {driver.version_raw} are not a "
-                         "pair by the vendor's own compatibility lists",
-                 observed=vendor.evidence + against,
-                 expected="CANN's compatible_version names the driver's Innerversion, or the "
-                          "driver's names CANN's",
-                 why="CANN calls driver interfaces the driver must have; a pair neither side "
-                     "lists fails at device initialisation",
-                 manual="upgrade driver and firmware to the HDK of this CANN (firmware "
-                        "first): ascend-env install --components driver,firmware; "
-                        "ascend-env matrix --cann " + (cann.version_raw or ""))
-        observe(f"{pair}: the vendor's lists pair them ({vendor.evidence}){against}",
+            warn(message=f"{unknown_cann}; the vendor's lists pair it with driver "
+                         f"{driver.version_raw}",
+                 observed=f"{pair}; {vendor.evidence}",
+                 expected="a CANN release from `ascend-env matrix`",
+                 why="an unknown release's other pairings (frameworks, firmware) cannot be "
+                     "checked", manual="ascend-env matrix")
+        paired = "" if row.accepts_hdk(driver.version, hdk) else (
+            f"; the matrix has no pairing of its own for them ({sources})")
+        observe(f"{pair}: the vendor's lists pair them ({vendor.evidence}){paired}",
                 "the vendor's compatible_version lists")
         return
+    if vendor.compatible is False:
+        against = (f"; ascend-env's matrix would accept it ({sources})"
+                   if row is not None and refusal is None and row.accepts_hdk(driver.version, hdk)
+                   else "")
+        fail(message=f"CANN {cann.version_raw} and driver {driver.version_raw} are not a "
+                     "pair by the vendor's own compatibility lists",
+             observed=vendor.evidence + against,
+             expected="CANN's compatible_version names the driver's Innerversion, or the "
+                      "driver's names CANN's",
+             why="CANN calls driver interfaces the driver must have; a pair neither side "
+                 "lists fails at device initialisation",
+             manual="upgrade driver and firmware to the HDK of this CANN (firmware "
+                    "first): ascend-env install --components driver,firmware; "
+                    "ascend-env matrix --cann " + (cann.version_raw or ""))
     if row is None:
-        warn(message=f"CANN {cann.version_raw} is not in the compatibility matrix; the "
-                     "driver pairing cannot be checked",
+        warn(message=f"{unknown_cann}; the driver pairing cannot be checked",
              observed=f"{pair}; {vendor.evidence}",
              expected="a CANN release from `ascend-env matrix`",
              why="an unknown CANN may need a newer driver than this host has",
              manual="ascend-env matrix")
     assert row is not None
-    paired = row.hdk.raw if row.hdk else "?"
-    if minimum is not None and release < minimum:
-        fail(message=f"CANN {cann.version_raw} is too new for driver {driver.version_raw}: it "
-                     f"needs HDK >= {minimum.raw}",
-             observed=pair,
-             expected=f"driver >= {minimum.raw} (paired: {paired}; {sources})",
+    paired = row.hdk.raw if row.hdk else "not published"
+    if refusal is not None:
+        fail(message=f"{pair}: {refusal}",
+             observed=pair, expected=f"HDK {paired} or lines "
+                                     f"{', '.join(row.hdk_compatible) or '-'} ({sources})",
              why="CANN calls driver interfaces that older drivers lack; jobs fail at start-up "
                  "with device init errors",
-             manual=f"upgrade driver and firmware to HDK {row.hdk.raw if row.hdk else minimum.raw}"
-                    " (firmware first): ascend-env install --components driver,firmware")
-    if not row.accepts_hdk(driver.version, matrix.hdk()):
+             manual=f"upgrade driver and firmware to HDK {paired} (firmware first): "
+                    "ascend-env install --components driver,firmware")
+    if known is None and not any(hdk.same(driver.version, v) for v in matrix.known_hdk()):
+        warn(message=f"driver {driver.version_raw} is not an HDK release ascend-env knows "
+                     f"(nearest: {', '.join(matrix.nearest_hdk(driver.version))}); "
+                     f"{ADD_RELEASE}",
+             observed=f"{pair}; {vendor.evidence}", expected="an HDK from `ascend-env matrix`",
+             why="its pairing with CANN cannot be checked", manual="ascend-env matrix")
+    if not row.accepts_hdk(driver.version, hdk):
         warn(message=f"driver {driver.version_raw} is not a sourced pairing for CANN "
-                     f"{cann.version_raw} (released with HDK {paired})",
-             observed=f"driver {driver.version_raw}",
-             expected=f"HDK {paired} or lines {', '.join(row.hdk_compatible)} ({sources})",
+                     f"{cann.version_raw} (HDK: {paired})",
+             observed=f"driver {driver.version_raw}; {vendor.evidence}",
+             expected=f"HDK {paired} or lines {', '.join(row.hdk_compatible) or '-'} "
+                      f"({sources})",
              why="untested pairings are where subtle device errors come from",
-             manual="ascend-env matrix --cann " + cann.version_raw if cann.version_raw else "")
+             manual="ascend-env matrix --cann " + (cann.version_raw or ""))
+    minimum = row.minimum_hdk()
     observe(f"driver {driver.version_raw} with CANN {cann.version_raw} (matrix; "
-            f"{vendor.evidence})", f">= {minimum.raw}" if minimum else None)
+            f"{vendor.evidence})", f">= {minimum.raw}" if minimum else f"HDK {paired}")

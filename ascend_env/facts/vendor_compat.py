@@ -33,9 +33,19 @@ def _listed(ranges: list[VersionRange]) -> str:
     return ",".join(f"[{r.low}]" if r.low == r.high else f"[{r.low},{r.high}]" for r in ranges)
 
 
-def vendor_statement(driver: DriverFacts, cann: CannFacts) -> VendorStatement:
-    """The vendor's verdict on this driver with this CANN, from the two install records."""
+def vendor_statement(driver: DriverFacts, cann: CannFacts, *, known_code: str | None = None,
+                     known_from: str = "") -> VendorStatement:
+    """The vendor's verdict on this driver with this CANN, from the two install records.
+
+    `known_code` is the driver's inner code as the matrix knows it for the driver's release
+    (`known_from` says whence), used only where driver/version.info is not visible (a
+    container shows npu-smi's version alone): CANN's own list still makes the verdict.
+    """
     driver_code = InnerVersion.parse(driver.inner_version or "")
+    whence = ""
+    if driver_code is None and known_code:
+        driver_code = InnerVersion.parse(known_code)
+        whence = f" ({known_from})" if known_from else ""
     cann_code = InnerVersion.parse(cann.inner_version or "")
     said: list[str] = []
     verdicts: list[bool] = []
@@ -44,7 +54,7 @@ def vendor_statement(driver: DriverFacts, cann: CannFacts) -> VendorStatement:
         if listed is not None:
             verdicts.append(listed)
             said.append(f"CANN lists driver codes {_listed(cann.compatible_driver)}, the "
-                        f"driver is {driver_code}")
+                        f"driver is {driver_code}{whence}")
     if cann_code is not None and driver.compatible_cann:
         listed = inner_listed(cann_code, _pairs(driver.compatible_cann))
         if listed is not None:
