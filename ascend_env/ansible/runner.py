@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -23,6 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ascend_env.ansible.host_lock import command_line, holder
+from ascend_env.ansible.stopped import RunStopped, interruption
+from ascend_env.core import children
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
 
@@ -30,7 +32,10 @@ from ascend_env.core.resources import shipped_dir
 RUNS_DIR = Path.home() / ".cache" / "ascend-env" / "runs"
 
 Event = dict[str, Any]
-HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run"]
+HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run",
+                     "locked", "interrupted"]
+# The role that takes the host's lock: its failure is a refusal, not a failed install.
+LOCK_ROLE = "host_lock"
 
 
 class HostResult(BaseModel):
@@ -63,6 +68,8 @@ class PlaybookRun:
     log_dir: Path | None = None
     # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
     extra_args: list[str] = field(default_factory=list)
+    # Seconds a host's lock held by another run is waited for (0: refused at once).
+    lock_wait: float = 0.0
 
 
 def _inventory_args(run: PlaybookRun) -> list[str]:
@@ -117,9 +124,15 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
                  playbook: str = "site.yml",
                  on_event: Callable[[Event], None] = lambda event: None) -> tuple[int, Path,
                                                                                    list[Event]]:
-    """Run one playbook with the events callback; returns rc, log path and all events."""
+    """Run one playbook with the events callback; returns rc, log path and all events.
+
+    ansible-playbook runs tethered (core/children.py): a stop signal lets it end the task in
+    hand on every host, then stops it and its workers, and RunStopped says where it was.
+    """
     run_dir = _run_dir(run.log_dir or RUNS_DIR)
-    (run_dir / "extra-vars.json").write_text(json.dumps(variables, indent=2))
+    # Who holds each host's lock (the host_lock role), and how long to wait for another's.
+    ours = {"ascend_lock_holder": holder(), "ascend_lock_wait": run.lock_wait, **variables}
+    (run_dir / "extra-vars.json").write_text(json.dumps(ours, indent=2))
     events_path, log_path = run_dir / "events.jsonl", run_dir / "ansible.log"
     playbooks = shipped_dir("playbooks")
     command = [ansible_playbook(), str(playbooks / playbook), *_inventory_args(run),
@@ -132,7 +145,9 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
         command += ["--check", "--diff"]
     if run.tags:
         command += ["--tags", ",".join(run.tags)]
+    stop_file = run_dir / "stop"
     env = {**os.environ, "ASCEND_ENV_EVENTS": str(events_path),
+           "ASCEND_ENV_STOP_FILE": str(stop_file),
            "ANSIBLE_CALLBACKS_ENABLED": "ascend_env_events",
            "ANSIBLE_CALLBACK_PLUGINS": str(playbooks / "callback_plugins"),
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
@@ -149,14 +164,20 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
     stop = threading.Event()
     follower = threading.Thread(target=_tail, args=(events_path, stop, collect), daemon=True)
     follower.start()
-    with log_path.open("w", encoding="utf-8") as log:
-        log.write("$ " + " ".join(command) + "\n")
-        log.flush()
-        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                              stdin=subprocess.DEVNULL, check=False)
-    stop.set()
-    follower.join()
-    return done.returncode, log_path, events
+    try:
+        with log_path.open("w", encoding="utf-8") as log:
+            log.write("$ " + " ".join(command) + "\n")
+            log.flush()
+            process = children.spawn(command, stdout=log, stderr=log, env=env,
+                                     stop_file=stop_file)
+            rc = children.wait(process)
+    finally:
+        stop.set()
+        follower.join()
+    signum = children.interruption()
+    if signum is not None:
+        raise RunStopped(interruption(signum, events, log_path, resume=command_line()), signum)
+    return rc, log_path, events
 
 
 def summarize(events: list[Event]) -> list[HostResult]:
@@ -164,6 +185,7 @@ def summarize(events: list[Event]) -> list[HostResult]:
     stats: dict[str, dict[str, Any]] = {}
     last_failure: dict[str, str] = {}
     last_output: dict[str, str] = {}
+    locked: set[str] = set()
     hosts: set[str] = set()
     for event in events:
         if event["event"] == "play":
@@ -173,6 +195,9 @@ def summarize(events: list[Event]) -> list[HostResult]:
         elif event["event"] == "result" and event["status"] in ("failed", "unreachable"):
             text = event.get("message") or event.get("stdout") or ""
             last_failure[event["host"]] = f"{event['task']}: {text}".strip()
+            if event.get("role") == LOCK_ROLE:
+                locked.add(event["host"])
+                last_failure[event["host"]] = text
             last_output[event["host"]] = "\n".join(
                 str(event.get(k) or "") for k in ("stderr", "stdout") if event.get(k))
     results = []
@@ -186,6 +211,8 @@ def summarize(events: list[Event]) -> list[HostResult]:
         reboot = bool(counts.get("custom", {}).get("ascend_reboot_required"))
         if counts.get("unreachable"):
             status: HostStatus = "unreachable"
+        elif host in locked:
+            status = "locked"
         elif counts.get("failures"):
             status = "failed"
         elif reboot:

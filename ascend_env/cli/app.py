@@ -24,6 +24,7 @@ from ascend_env.cli import (
     smoke_commands,
     spec_commands,
 )
+from ascend_env.core.children import supervision
 from ascend_env.core.errors import AscendEnvError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -63,11 +64,13 @@ def _fail(error: AscendEnvError) -> NoReturn:
 
 
 def main() -> None:
-    """The command line: user errors become messages and exit codes."""
-    try:
-        app()
-    except AscendEnvError as error:
-        _fail(error)
+    """The command line: user errors become messages and exit codes; a stop signal stops
+    every process the command started and ends it with 128 + the signal's number."""
+    with supervision():
+        try:
+            app()
+        except AscendEnvError as error:
+            _fail(error)
 
 
 def run() -> None:

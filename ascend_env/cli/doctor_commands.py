@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ascend_env.cli.install_commands import WaitLockOption
 from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
 from ascend_env.core.errors import UsageError
 
@@ -73,6 +74,7 @@ def doctor_command(
                        ] = None,
     ranktable: Annotated[Path | None, typer.Option(
         "--ranktable", help="A rank table (hccl.json) to check against the hosts.")] = None,
+    wait_lock: WaitLockOption = 0.0,
     as_json: JsonFlag = False,
 ) -> None:
     """Check a host or a fleet: what is wrong, why, the fix (exit 0 ok, 1 not, 2 unreachable)."""
@@ -90,6 +92,8 @@ def doctor_command(
         raise UsageError("--dry-run goes with --fix")
     if fix and from_files:
         raise UsageError("--fix needs live hosts, not --from captures")
+    if wait_lock and not fix:
+        raise UsageError("--wait-lock goes with --fix (only a run that changes hosts locks them)")
     check_names(python, run_user)
     if ranktable is not None:
         from ascend_env.cluster.ranktable import load_ranktable
@@ -105,9 +109,17 @@ def doctor_command(
                             level=level, only=tuple(only or ()), python=python,
                             run_users=tuple(run_user or ()), ranktable=ranktable)
     if fix:
+        from ascend_env.ansible.stopped import RunStopped
         from ascend_env.doctor.fix import doctor_fix
 
-        document = doctor_fix(options, dry_run=dry_run, log_dir=log_dir)
+        try:
+            document = doctor_fix(options, dry_run=dry_run, log_dir=log_dir,
+                                  lock_wait=wait_lock)
+        except RunStopped as stopped:
+            from ascend_env.cli.install_view import render_interrupted
+
+            render_interrupted(stopped.account, as_json=as_json)
+            raise typer.Exit(stopped.exit_code) from None
     else:
         document = doctor(options)
     # Only now: the view loads the report and rich, which the doctor loads while its probes

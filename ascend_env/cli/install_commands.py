@@ -17,6 +17,12 @@ from ascend_env.cli.options import (
 )
 from ascend_env.core.errors import UsageError
 
+# One change to a host at a time: install and doctor --fix take each host's lock.
+WaitLockOption = Annotated[float, typer.Option(
+    "--wait-lock", min=0, max=86400, metavar="SECONDS",
+    help="Wait this long for a host that another run is changing (its lock), instead of "
+         "refusing that host at once.")]
+
 
 def fetch(
     dest: Annotated[Path, typer.Option("--dest", help="Repository directory to fill.")],
@@ -94,6 +100,7 @@ def install(
     extra_vars: Annotated[list[str] | None, typer.Option(
         "--extra-vars", "-e", help="Passed to ansible-playbook as its -e: key=value, @FILE or "
                                    "JSON (repeatable; wins over ascend-env's own).")] = None,
+    wait_lock: WaitLockOption = 0.0,
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
@@ -118,9 +125,9 @@ def install(
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
         check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
-        offline=offline, extra_args=extra_vars_args(extra_vars or []))
+        offline=offline, extra_args=extra_vars_args(extra_vars or []), lock_wait=wait_lock)
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
         summary = install_checked(loaded, resolved, options, check_after=post_doctor,
                                   on_event=on_event)
     render_install(summary, as_json=as_json)
-    raise typer.Exit(0 if summary.succeeded else 1)
+    raise typer.Exit(summary.exit_code())

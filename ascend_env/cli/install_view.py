@@ -18,6 +18,7 @@ from ascend_env.explain.inline import explain_text, explained_lines
 from ascend_env.repository.fetch import Progress
 
 if TYPE_CHECKING:
+    from ascend_env.ansible.stopped import Interruption
     from ascend_env.install.provision import InstallSummary
     from ascend_env.repository.fetch import FetchResult
 
@@ -127,7 +128,8 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
     table = Table("host", "status", "ok", "changed", "failed", "unreachable", "skipped",
                   box=None)
     colours = {"ok": "green", "changed": "green", "failed": "red", "unreachable": "red",
-               "reboot required": "yellow", "not run": "yellow"}
+               "reboot required": "yellow", "not run": "yellow", "locked": "yellow",
+               "interrupted": "yellow"}
     for host in summary.hosts:
         table.add_row(escape(host.host), f"[{colours[host.status]}]{host.status}[/]",
                       str(host.ok),
@@ -136,7 +138,7 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
     console.print(table)
 
     for host in summary.hosts:
-        if host.message and host.status not in ("ok", "changed"):
+        if host.message and host.status not in ("ok", "changed", "interrupted"):
             console.print(f"  {escape(host.host)}: {escape(host.message)}")
             if host.status in _NOT_WELL:
                 for line in explained_lines(explain_text(host.message, host.output),
@@ -144,7 +146,28 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
                     console.print(escape(line))
     for note in summary.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    if summary.interrupted is not None:
+        _print_interrupted(summary.interrupted)
+        return
     verdict = "[green]every host reached the spec[/green]" if summary.succeeded else \
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""
     console.print(f"{verdict}{mode}; full log: {summary.log}")
+
+
+def _print_interrupted(account: Interruption) -> None:
+    from ascend_env.ansible.stopped import lines  # noqa: PLC0415
+
+    first, *rest = lines(account)
+    console.print(f"[red]{escape(first)}[/red]")
+    for line in rest:
+        console.print(escape(line))
+
+
+def render_interrupted(account: Interruption, *, as_json: bool) -> None:
+    """A stopped playbook run on its own (doctor --fix): where each host was, the log, the
+    command that continues; as `ascend-env/interrupted/v1` with --json."""
+    if as_json:
+        print_json(account.model_dump(mode="json", by_alias=True))
+        return
+    _print_interrupted(account)

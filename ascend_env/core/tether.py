@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -41,6 +40,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def prctl(option: int, value: int) -> bool:
     """prctl(2) through libc; False where it is not there (not Linux) or refused."""
+    import ctypes  # noqa: PLC0415 (only here: the command line's start stays light)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(option, value, 0, 0, 0)) == 0

@@ -174,8 +174,10 @@ def _plan_fixes(captured: list[Captured], reports: list[Report], options: Doctor
 
 
 def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
-               log_dir: Path | None = None) -> Report | FleetReport:
-    """Check, apply the fixes of failing checks (or show them), check the fixed hosts again."""
+               log_dir: Path | None = None, lock_wait: float = 0.0) -> Report | FleetReport:
+    """Check, apply the fixes of failing checks (or show them), check the fixed hosts again.
+    fix.yml takes each host's lock (waiting `lock_wait` seconds for another run's); a stop
+    signal ends it with RunStopped (ansible/stopped.py)."""
     started, clock = now_iso(), time.monotonic()
     captured = captured_targets(options)
     reports, fleet_checks = evaluate_fleet(captured, options)
@@ -192,7 +194,7 @@ def doctor_fix(options: DoctorOptions, *, dry_run: bool = False,
     playbook_run = PlaybookRun(inventory=options.inventory,
                                host=options.target if not local else None,
                                limit=",".join(plans) if not local else None, tags=tags,
-                               check=dry_run, log_dir=log_dir)
+                               check=dry_run, log_dir=log_dir, lock_wait=lock_wait)
     fix_vars = FixVars.model_validate({"ascend_fix_hosts": variables})
     rc, log, events = run_playbook(fix_vars.model_dump(mode="json"), playbook_run,
                                    playbook="fix.yml")

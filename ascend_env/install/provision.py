@@ -22,6 +22,7 @@ from ascend_env.ansible.runner import (
     run_playbook,
     summarize,
 )
+from ascend_env.ansible.stopped import Interruption, RunStopped
 from ascend_env.ansible.variables import Installers, PythonVars, SiteVars, Targets, ThreadVars
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.repository.installers import Installer, RepoError, verify_repo
@@ -47,13 +48,23 @@ class InstallSummary(BaseModel):
     hosts: list[HostResult]
     notes: list[str] = Field(default_factory=list,
                              description="what the operator should know that is not an error")
+    interrupted: Interruption | None = Field(
+        None, description="a signal stopped the run: where each host was, the log, and the "
+                          "command that continues")
 
     model_config = {"populate_by_name": True}
 
     @property
     def succeeded(self) -> bool:
         """Every host reached the spec (or, in check mode, nothing failed)."""
-        return bool(self.hosts) and all(h.status in ("ok", "changed") for h in self.hosts)
+        return bool(self.hosts) and self.interrupted is None and \
+            all(h.status in ("ok", "changed") for h in self.hosts)
+
+    def exit_code(self) -> int:
+        """0 every host reached the spec; 1 not; 128 + the signal's number when one stopped it."""
+        if self.interrupted is not None:
+            return self.interrupted.exit_code
+        return 0 if self.succeeded else 1
 
 
 @dataclass
@@ -74,12 +85,14 @@ class InstallOptions:
     extra_vars: dict[str, Any] = field(default_factory=dict)
     # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
     extra_args: list[str] = field(default_factory=list)
+    # Seconds to wait for a host's lock held by another run (--wait-lock); 0 refuses at once.
+    lock_wait: float = 0.0
 
     def playbook_run(self) -> PlaybookRun:
         """site.yml's hosts, tags (the components), check mode and log folder."""
         return PlaybookRun(inventory=self.inventory, host=self.host, limit=self.limit,
                            tags=self.components, check=self.check, log_dir=self.log_dir,
-                           extra_args=self.extra_args)
+                           extra_args=self.extra_args, lock_wait=self.lock_wait)
 
     def wanted(self) -> set[str]:
         """The components this run installs (all of them unless --components narrowed it)."""
@@ -191,7 +204,14 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     python = python_stack(spec, options.repo) if "python" in options.wanted() else None
     notes = check_python_stack(python, options)
     variables = build_vars(spec, plan, files, options, python)
-    rc, log, events = run_playbook(variables, options.playbook_run(), on_event=on_event)
+    try:
+        rc, log, events = run_playbook(variables, options.playbook_run(), on_event=on_event)
+    except RunStopped as stopped_run:
+        stopped = stopped_run.account
+        return InstallSummary(
+            spec=spec.name, digest=spec.digest(), check=options.check, log=stopped.log,
+            hosts=[HostResult(host=where.host, status="interrupted", message=where.describe())
+                   for where in stopped.hosts], notes=notes, interrupted=stopped)
     results = summarize(events)
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "

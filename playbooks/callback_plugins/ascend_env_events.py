@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -52,17 +53,35 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         self._emit("play", play=play.get_name(), hosts=hosts)
 
     def v2_playbook_on_task_start(self, task: Any, is_conditional: bool) -> None:
+        # ascend-env was asked to stop (it wrote ASCEND_ENV_STOP_FILE): the task before this
+        # one has ended on every host, and this one is not queued yet. SIGINT is what
+        # ansible-playbook itself turns into a clean stop ("User interrupted execution").
+        stop = os.environ.get("ASCEND_ENV_STOP_FILE")
+        if stop and Path(stop).exists():
+            self._emit("stopping", task=task.get_name())
+            os.kill(os.getpid(), signal.SIGINT)
+            return
         self._emit("task", task=task.get_name(), role=task._role.get_name()
                    if task._role else None)
+
+    def v2_runner_on_start(self, host: Any, task: Any) -> None:
+        # Per host, so that a stopped run can say which host was at which task.
+        self._emit("start", host=host.get_name(), task=task.get_name(),
+                   role=task._role.get_name() if task._role else None)
 
     def _result(self, status: str, result: Any) -> None:
         data = result._result
         message = data.get("msg") or data.get("stderr") or ""
         if isinstance(message, list):
             message = "; ".join(str(m) for m in message)
-        self._emit("result", host=result._host.get_name(), task=result._task.get_name(),
+        task = result._task
+        # A debug task's message is what the role tells the operator (a lock taken over).
+        said = status in ("failed", "unreachable") or (
+            status == "ok" and task.action in ("debug", "ansible.builtin.debug"))
+        self._emit("result", host=result._host.get_name(), task=task.get_name(),
+                   role=task._role.get_name() if task._role else None,
                    status=status, changed=bool(data.get("changed")),
-                   message=str(message)[-2000:] if status in ("failed", "unreachable") else "",
+                   message=str(message)[-2000:] if said else "",
                    stdout=str(data.get("stdout", ""))[-2000:] if status == "failed" else "",
                    stderr=str(data.get("stderr", ""))[-2000:] if status == "failed" else "")
 

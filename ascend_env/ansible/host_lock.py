@@ -1,0 +1,85 @@
+"""The controller's half of the host lock (the host's half: ascend_env/remote/host_lock.py,
+run by playbooks/roles/host_lock): who this run is, whether a holder's run is gone, and how
+a holder is named to the operator.
+
+A holder from this controller is gone when its process is (its pid no longer runs with the
+start time recorded) or when this controller has rebooted since. A holder from another
+controller cannot be judged from here: it stays until its run releases it, the host reboots,
+or the operator removes the lock file after making sure that run is over.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+HOLDER_SCHEMA = "ascend-env/host-lock/v1"
+LOCK_PATH = "/run/lock/ascend-env.lock"
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> str:
+    """This machine's boot id ("" where there is none)."""
+    try:
+        return _BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        return ""
+
+
+def start_time(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (proc(5) stat field 22), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """The command as the operator typed it (the console script or `python -m ascend_env`
+    both read `ascend-env ...`)."""
+    args = list(sys.argv if argv is None else argv)
+    first = args[0] if args else "ascend-env"
+    if Path(first).name in ("ascend-env", "__main__.py", "-m") or first.endswith("ascend_env"):
+        first = "ascend-env"
+    return shlex.join([first, *args[1:]])
+
+
+def holder(command: str | None = None) -> dict[str, Any]:
+    """This run, as the lock on each host names it."""
+    return {"schema": HOLDER_SCHEMA, "controller": socket.gethostname(),
+            "controller_boot_id": boot_id(), "pid": os.getpid(),
+            "pid_start": start_time(os.getpid()), "command": command or command_line(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "token": uuid.uuid4().hex}
+
+
+def holder_gone(found: Any) -> bool:
+    """Whether the run that holds a lock is surely gone, judged on this controller."""
+    if not isinstance(found, dict) or found.get("controller") != socket.gethostname():
+        return False
+    if found.get("controller_boot_id") != boot_id():
+        return True  # this controller rebooted since: nothing of that run is left
+    pid = found.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    started = start_time(pid)
+    return started is None or started != found.get("pid_start")
+
+
+def describe(found: Any) -> str:
+    """`ascend-env pid 4242 on ctrl1 (ascend-env install ...), since 2026-12-05T08:00:00Z`."""
+    if not isinstance(found, dict):
+        return "an unknown holder"
+    return (f"ascend-env pid {found.get('pid', '?')} on {found.get('controller', '?')} "
+            f"({found.get('command', '?')}), since {found.get('since', '?')}")
