@@ -21,7 +21,9 @@ from ascend_env.core.versions import (
     PreTag,
     Stage,
     inner_listed,
+    nearest,
     parse,
+    same_release,
     satisfies,
     try_parse,
 )
@@ -686,3 +688,59 @@ def test_inner_listed(code: str, listed: list[tuple[str, str]], expected: bool |
     parsed = InnerVersion.parse(code)
     assert parsed is not None
     assert inner_listed(parsed, listed) is expected
+
+
+# -- one identity: same_release -------------------------------------------------------------------
+
+# HDK 25.0.RC1's files, version.info and npu-smi carry 25.0.rc1.1 (ADEP26; vllm-ascend #4621).
+HDK = HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),)})
+
+SAME = [
+    ("25.0.RC1", "25.0.rc1.1", "HDK release vs its file version (matrix hdk_files)"),
+    ("25.0.rc1.1", "25.0.rc1", "file version vs lower-case release"),
+    ("25.0.rc1.b033", "25.0.RC1", "npu-smi's build suffix (ascend-facts §4.1)"),
+    ("24.1.RC2", "24.1.rc2", "case: release names upper, files lower"),
+    ("8.0.RC1", "8.0.rc1", "CANN case"),
+    ("7.0.T10", "7.0.t10", "an internal T build is itself, whatever the case"),
+    ("9.0.0-beta.2", "9.0.0-BETA.2", "9.x pre-release tag case"),
+    ("2.6.0-rc1", "2.6.0rc1", "MindSpore as ascend-deployer spells it vs the wheel"),
+    ("2.7.1+cpu", "2.7.1", "torch's local label is a build of the same release"),
+    ("2.8.0-dev", "2.8.0.dev0", "PEP 440 spellings of one dev build"),
+    ("2.5.1.post1.dev20250528", "2.5.1.POST1.DEV20250528", "daily build, case"),
+]
+OTHER = [
+    ("25.0.rc1.2", "25.0.RC1", "a patch no source names stays its own"),
+    ("8.0.RC1.beta1", "8.0.RC1", "a community build is another build"),
+    ("9.0.0-beta.2", "9.0.0", "a pre-release is not the release"),
+    ("7.0.T10", "7.0.0", "a T build is no public release"),
+    ("2.8.0.post1", "2.8.0", "a post release is another build"),
+    ("2.5.1.dev20250320", "2.5.1", "a daily build is not the release"),
+    ("24.1.0.3", "24.1.0", "an HDK patch driver is another release"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "why"), SAME, ids=[c[2] for c in SAME])
+def test_same_release(a: str, b: str, why: str) -> None:
+    assert same_release(a, b, HDK) and same_release(b, a, HDK), why
+
+
+@pytest.mark.parametrize(("a", "b", "why"), OTHER, ids=[c[2] for c in OTHER])
+def test_other_release(a: str, b: str, why: str) -> None:
+    assert not same_release(a, b, HDK) and not same_release(b, a, HDK), why
+
+
+def test_without_the_hdk_table_only_spelling_is_forgiven() -> None:
+    assert same_release("25.0.RC1", "25.0.rc1")
+    assert not same_release("25.0.RC1", "25.0.rc1.1")  # the table is what makes them one
+
+
+def test_unreadable_strings_are_the_same_only_when_spelled_alike() -> None:
+    assert same_release("n/a", "N/A") and not same_release("n/a", "8.0.0")
+
+
+def test_nearest_names_releases_on_both_sides() -> None:
+    known = [parse(v) for v in ("8.2.RC1", "8.3.RC1", "8.3.RC2", "8.5.0", "8.5.1", "9.0.0")]
+    assert [v.raw for v in nearest(parse("8.4.0"), known)] == ["8.3.RC2", "8.3.RC1", "8.5.0",
+                                                                "8.5.1"]
+    assert [v.raw for v in nearest(parse("10.0.0"), known)] == ["9.0.0", "8.5.1"]
+    assert [v.raw for v in nearest(parse("1.0.0"), known)] == ["8.2.RC1", "8.3.RC1"]
