@@ -39,7 +39,7 @@ def _has(facts: Facts, framework: Framework) -> bool:
 
 
 def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
-           framework: Framework, device: str) -> None:
+           framework: Framework, device: str, parity: bool = False) -> None:
     """Run one workload on the host and turn its verdict into this check's result."""
     # The workload machinery (~35 ms of imports) loads when a smoke check runs, not when a
     # level-1 doctor collects this module.
@@ -54,7 +54,7 @@ def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
         timeout_s=float(spec.smoke.timeout_s) if spec else DEFAULT_TIMEOUT_S,
         chip=spec.hardware.chip if spec else facts.chip,
         min_tflops_fraction=spec.smoke.min_tflops_fraction if spec else None,
-        min_busbw_gbps=spec.smoke.min_busbw_gbps if spec else None)
+        min_busbw_gbps=spec.smoke.min_busbw_gbps if spec else None, parity=parity)
     try:
         verdict = run_smoke(request, HostTarget(target.name, host=host))
     except AscendEnvError as error:
@@ -71,7 +71,7 @@ def _smoke(host: Any, target: Target, facts: Facts, spec: EnvSpec | None, *,
              why="a job that imports its framework can still train on the CPU, or compute "
                  "garbage on a faulty card",
              manual=shlex.join(["ascend-env", "smoke", "--framework", framework, "--device",
-                                device, "--json"]))
+                                device, *(["--parity"] if parity else []), "--json"]))
     observe(verdict.summary, f"positive evidence of computation on {device}")
 
 
@@ -90,8 +90,11 @@ def test_mindspore(host: Any, target: Target, facts: Facts, spec: EnvSpec | None
 @pytest.mark.level(3)
 def test_torch_every_device(host: Any, target: Target, facts: Facts,
                             spec: EnvSpec | None) -> None:
-    """smoke.torch-all: torch_npu trains on every NPU of the host."""
-    _smoke(host, target, facts, spec, framework="torch", device="all")
+    """smoke.torch-all: torch_npu trains on every NPU, layers match float64, nothing on the CPU.
+
+    `--parity`: a fixed model forward and backward per layer against float64 on the host, one
+    worker per NPU, failing on the first layer out of tolerance or any CPU fallback."""
+    _smoke(host, target, facts, spec, framework="torch", device="all", parity=True)
 
 
 @pytest.mark.level(3)

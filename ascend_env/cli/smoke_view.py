@@ -33,7 +33,7 @@ def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
         typer.echo(f"  {verdict.summary}")
     for check in verdict.checks:
         where = f" [{check.device}]" if check.device else ""
-        typer.echo(f"  {MARKS[check.status]:<4}  {check.id:<13}{where} {check.message}")
+        typer.echo(f"  {MARKS[check.status]:<4}  {check.id:<16}{where} {check.message}")
     limits = verdict.thresholds
     if limits.chip:
         peaks = ", ".join(f"{k} {v:g} TFLOPS" for k, v in limits.peak_tflops.items()) or "none"

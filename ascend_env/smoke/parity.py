@@ -25,6 +25,10 @@ def judge_parity(parity: Parity | None) -> list[Check]:
 def _layers(parity: Parity) -> Check:
     problems = [f"rank {r.rank} ({r.device}): {r.reason or r.status}"
                 for r in parity.ranks if r.status != "ok"]
+    # Read from the loss tensor: a framework that kept the model on the host proves nothing.
+    problems += [f"rank {r.rank}: {run.dtype} computed on {run.device} although {r.device} "
+                 f"was requested" for r in parity.ranks for run in r.runs
+                 if r.device and run.device != r.device]
     first = first_divergence(parity)
     if first is not None:
         problems.insert(0, describe(first))

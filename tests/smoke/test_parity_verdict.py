@@ -86,6 +86,14 @@ def test_a_rank_without_evidence_fails_parity() -> None:
     assert "rank 0 (cpu): worker exited 1 without evidence" in failed(verdict)["parity"]
 
 
+def test_a_model_kept_on_the_host_fails_parity() -> None:
+    document = parity_doc(copy.deepcopy(ROWS))
+    document["parity"]["ranks"][0]["device"] = "npu:0"
+    verdict = verdict_of(document, chip=None)
+    assert "rank 0: float32 computed on cpu although npu:0 was requested" in \
+        failed(verdict)["parity"]
+
+
 def test_a_fallen_back_operator_fails() -> None:
     verdict = verdict_of(parity_doc(copy.deepcopy(ROWS), ops=["aten::isin.Tensor_Tensor_out"]),
                          chip=None)
