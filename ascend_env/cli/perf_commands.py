@@ -31,6 +31,11 @@ def perf(
                                      help="Operators and kernels to list.")] = 10,
     timeout: Annotated[float, timeout_option("Seconds the job may run (then it is stopped).")
                        ] = 3600.0,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="Run on this testinfra host (ssh://user@node); default here.")] = None,
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", help="Run on every host of this Ansible inventory.")] = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Where a job's step time goes: profile it (perf -- CMD) or read an output (--from)."""
@@ -42,10 +47,19 @@ def perf(
             raise UsageError("perf: give either --from PATH or a command after --, not both")
         render(summarize(from_path, top=top), as_json=as_json)
         return
-    from ascend_env.perf.run import profile_job
+    if host is not None and inventory is not None:
+        raise UsageError("perf: name either --inventory or --host, not both")
+    if limit is not None and inventory is None:
+        raise UsageError("perf: --limit goes with --inventory")
+    from ascend_env.perf.run import profile_job, profile_on_targets
 
-    summary, code = profile_job(list(command or []), out, skip=skip, steps=steps, top=top,
-                                timeout_s=timeout)
+    if host is not None or inventory is not None:
+        summary, code = profile_on_targets(list(command or []), out, host=host,
+                                           inventory=inventory, limit=limit, skip=skip,
+                                           steps=steps, top=top, timeout_s=timeout)
+    else:
+        summary, code = profile_job(list(command or []), out, skip=skip, steps=steps, top=top,
+                                    timeout_s=timeout)
     if summary is not None:
         render(summary, as_json=as_json)
     raise typer.Exit(code)

@@ -125,7 +125,7 @@ def run_job(command: list[str], out: Path, *, skip: int, steps: int, timeout_s: 
                 if echo is not None:
                     echo.write(text)
                     echo.flush()
-                _fallback(text, result.fallbacks)
+                note_fallbacks(text, result.fallbacks)
         child.wait()
     except BaseException:
         _kill(child)
@@ -155,7 +155,8 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _fallback(line: str, found: dict[str, list[str]]) -> None:
+def note_fallbacks(line: str, found: dict[str, list[str]]) -> None:
+    """Add the operator a CAUTION line names to FOUND, under the rank that printed it."""
     match = FALLBACK.search(line)
     if match is None:
         return

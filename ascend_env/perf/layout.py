@@ -39,11 +39,17 @@ KNOWN_UNUSED = re.compile(
     r"(operator_details|op_statistic|api_statistic|operator_memory|memory_record|npu_module_mem|"
     r"l2_cache|data_preprocess|communication_matrix|cluster_communication_matrix|"
     r"trace_view|analysis|ascend_pytorch_profiler|ascend_mindspore_profiler|"
-    r"profiler_metadata|profiler_info|op_summary|task_time|msprof|npu_mem|dataloader|perf-notes)"
+    r"profiler_metadata|profiler_info|op_summary|task_time|msprof|npu_mem|dataloader|perf-notes|perf-env)"
     r".*\.(csv|json|db|txt)$|\.log$|\.done$")
 _RANK_INFO = re.compile(r"profiler_info_(\d+)\.json$")
-# `ascend-env perf --` names each worker rank{N}_pid{P}: its trace file or *_ascend_pt folder.
-_WORKER = re.compile(r"^rank(\d+)_pid\d+")
+# `ascend-env perf --` names each worker rank{N}_pid{P} (HOST@rank{N}_pid{P} on a target):
+# its trace file or *_ascend_pt folder.
+_WORKER = re.compile(r"^(?:(?P<host>[A-Za-z0-9_.-]+)@)?rank(?P<rank>\d+)_pid\d+")
+
+
+def _worker_rank(match: re.Match[str]) -> str:
+    host = match.group("host")
+    return f"{host}/{match.group('rank')}" if host else match.group("rank")
 _ASCEND_FOLDER = re.compile(r"_ascend_(pt|ms)$")
 MAX_ENTRIES = 50_000  # a folder walk stops here: a whole home directory is not a profile
 MAX_DEPTH = 8
@@ -91,7 +97,7 @@ def _rank_folder(folder: Path) -> Path:
 def _rank_of(rank_folder: Path, root: Path, names: dict[Path, list[str]]) -> str:
     worker = _WORKER.match(rank_folder.name)
     if worker:
-        return worker.group(1)
+        return _worker_rank(worker)
     for name in names.get(rank_folder, []):
         match = _RANK_INFO.match(name)
         if match:
@@ -118,7 +124,7 @@ def find(root: Path) -> Layout:
                              "kernel_details.csv, step_trace_time.csv, communication.json, "
                              "a torch.profiler *.pt.trace.json) and not a folder")
         worker = _WORKER.match(root.name)
-        layout.files.append(Found(root, kind, worker.group(1) if worker else "0"))
+        layout.files.append(Found(root, kind, _worker_rank(worker) if worker else "0"))
         return layout
     if not stat.S_ISDIR(mode):
         raise InputError(f"--from {root}: not a folder or a regular file")
@@ -145,7 +151,7 @@ def find(root: Path) -> Layout:
                 rank_folder = _rank_folder(place)
                 worker = _WORKER.match(name)
                 rank = "cluster" if kind.startswith("cluster_") else \
-                    worker.group(1) if worker else _rank_of(rank_folder, root, names)
+                    _worker_rank(worker) if worker else _rank_of(rank_folder, root, names)
                 layout.files.append(Found(path, kind, rank))
             elif not KNOWN_UNUSED.search(name) and not name.startswith("."):
                 layout.unknown.append(path)

@@ -43,3 +43,50 @@ def profile_job(command: list[str], out: Path | None, *, skip: int, steps: int, 
     summary.run = run
     return summary, EXIT_NOT_RIGHT if failed else 0
 
+
+
+def profile_on_targets(command: list[str], out: Path | None, *, host: str | None,
+                       inventory: Path | None, limit: str | None, skip: int, steps: int,
+                       top: int, timeout_s: float) -> tuple[Summary | None, int]:
+    """Run COMMAND profiled on the --host or every --inventory host; one summary of all."""
+    from ascend_env.core.outputs import output_folder  # noqa: PLC0415
+    from ascend_env.perf.collect import plan  # noqa: PLC0415
+    from ascend_env.perf.on_targets import label, run_on_hosts  # noqa: PLC0415
+    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415
+
+    if not command:
+        plan(command)  # the usage error that names what is missing
+    hosts = resolve_hosts(inventory=inventory, limit=limit, target=host)
+    if not hosts:
+        raise UsageError(f"perf: no host in {inventory} matches --limit {limit}")
+    folder = output_folder(out or default_out(), what="--out")
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = run_on_hosts(hosts, command, folder, skip=skip, steps=steps, timeout_s=timeout_s)
+    for run in runs:
+        state = run.error or ("timed out" if run.timed_out else f"exited {run.returncode}")
+        stderr().write(f"ascend-env: perf: {run.name}: {state}; output in {run.folder}\n")
+    reached = [r for r in runs if r.error is None]
+    if not reached:
+        raise UsageError("perf: no host could run the job: " + "; ".join(
+            f"{r.name}: {r.error}" for r in runs))
+    fallbacks: dict[str, list[str]] = {}
+    environment: dict[str, str] = {}
+    for run in reached:
+        for op, ranks in run.fallbacks.items():
+            fallbacks.setdefault(op, []).extend(f"{label(run.name)}/{r}" for r in ranks)
+        environment.update(run.environment)
+    failed = len(reached) < len(runs) or any(r.timed_out or r.returncode != 0 for r in reached)
+    try:
+        summary = summarize(folder, top=top, environment=environment, fallbacks=fallbacks)
+    except InputError:
+        if failed:
+            stderr().write("ascend-env: perf: nothing was profiled\n")
+            return None, EXIT_NOT_RIGHT
+        raise UsageError("perf: the job ran on every host but recorded no profile (steps "
+                         "are optimizer.step() calls: --steps 0 records the whole run)") \
+            from None
+    summary.raw_output = str(folder)
+    summary.run = {"command": command, "hosts": {
+        r.name: {"returncode": r.returncode, "timed_out": r.timed_out, "error": r.error,
+                 "output": str(r.folder)} for r in runs}}
+    return summary, EXIT_NOT_RIGHT if failed else 0

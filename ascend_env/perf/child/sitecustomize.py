@@ -48,7 +48,10 @@ def _start(torch: Any) -> None:
     _STATE["started"] = True
     skip = int(os.environ.get("ASCEND_ENV_PERF_SKIP", "1"))
     steps = int(os.environ.get("ASCEND_ENV_PERF_STEPS", "3"))
-    worker = f"rank{_rank()}_pid{os.getpid()}"
+    # A run on a target names its host (ASCEND_ENV_PERF_LABEL), so ranks of several hosts
+    # stay apart when their outputs are brought back together.
+    label = os.environ.get("ASCEND_ENV_PERF_LABEL", "")
+    worker = f"{label + '@' if label else ''}rank{_rank()}_pid{os.getpid()}"
     profiler = torch.profiler
     activities = [profiler.ProfilerActivity.CPU]
     extra: dict[str, Any] = {}
