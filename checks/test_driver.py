@@ -177,8 +177,9 @@ def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> 
                  expected="a CANN release from `ascend-env matrix`",
                  why="an unknown release's other pairings (frameworks, firmware) cannot be "
                      "checked", manual="ascend-env matrix")
-        paired = "" if row.accepts_hdk(driver.version, hdk) else (
-            f"; the matrix has no pairing of its own for them ({sources})")
+        paired = (f"; the matrix pairs them too ({sources})" if row.accepts_hdk(
+            driver.version, hdk) else f"; the matrix has no pairing of its own for them "
+            f"({sources})")
         observe(f"{pair}: the vendor's lists pair them ({vendor.evidence}){paired}",
                 "the vendor's compatible_version lists")
         return

@@ -236,9 +236,13 @@ def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     cann = spec.cann.version
     for_cann = matrix.torch_rows(cann)
     images = matrix.image_pairings(cann.release())
-    choices = list(dict.fromkeys(
-        [f"{r.torch_npu} (torch {r.torch})" for r in for_cann if r.status == "followed"]
-        + [f"{i.torch_npu} (torch {i.torch}; {i.image} {i.tag})" for i in images if i.torch_npu]))
+    choices = [f"{r.torch_npu} (torch {r.torch})" for r in for_cann if r.status == "followed"]
+    listed = [r.torch_npu for r in for_cann]
+    for shipped in images:  # builds only an official image pairs with this CANN
+        if shipped.torch_npu and not any(same_release(shipped.torch_npu, v) for v in listed):
+            listed.append(shipped.torch_npu)
+            choices.append(f"{shipped.torch_npu} (torch {shipped.torch}; {shipped.image} "
+                           f"{shipped.tag})")
     row = next((r for r in for_cann if same_release(r.torch_npu, torch.torch_npu)), None)
     if row is None:
         image = next((i for i in images if i.torch_npu
