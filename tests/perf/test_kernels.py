@@ -72,3 +72,34 @@ def test_renamed_columns_read_the_same(tmp_path: Path) -> None:
         [(c.core, c.count, c.time_us) for c in theirs.core_list()]
     summary = summarize(variant)
     assert summary.unknown_columns == {str(variant): ["Made Up Column"]}
+
+
+# The header msprof writes for op_summary_*.csv, verbatim from the expected header of msprof's
+# own analysis unit test (OpSummaryAssemblerUTest); fields described on the vendor's
+# "op_summary" page (https://www.hiascend.com/document/detail/zh/canncommercial/latest/devaids/Profiling/atlasprofiling_16_1149.html
+# and its neighbours). The two rows below it are ours, to give the columns values.
+OP_SUMMARY_HEADER = ("Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,"
+                     "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,"
+                     "HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,"
+                     "Output Data Types,Output Formats")
+
+
+def test_msprof_op_summary_in_a_prof_folder(tmp_path: Path) -> None:
+    output = tmp_path / "PROF_000001_20260101_ABCDEF" / "mindstudio_profiler_output"
+    output.mkdir(parents=True)
+    (output / "op_summary_20260101120000.csv").write_text(
+        OP_SUMMARY_HEADER + "\n"
+        '0,4294967295,10,2,aclnnMm_MatMulCommon_MatMulV2,MatMulV2,dynamic,AI_CORE,'
+        '1700000000000.1\t,120.5,0.2,20,NO,"""1024,1024;1024,1024""",FLOAT16;FLOAT16,ND;ND,'
+        '"""1024,1024""",FLOAT16,ND\n'
+        '0,4294967295,11,2,aclnnNonzero_NonZero_NonZero,NonZero,dynamic,AI_CPU,'
+        '1700000000200.0\t,35.0,1.0,1,NO,"""4096""",INT64,ND,"""4096,1""",INT64,ND\n')
+    summary = summarize(tmp_path)
+    assert summary.kind == "msprof"
+    assert summary.unknown_columns == {}
+    assert [(k.type, k.core, k.total_us) for k in summary.top_kernels] == [
+        ("MatMulV2", "AI_CORE", 120.5), ("NonZero", "AI_CPU", 35.0)]
+    assert summary.top_kernels[0].input_shapes == "1024,1024;1024,1024"
+    assert [k.type for k in summary.ai_cpu] == ["NonZero"]
+    assert "aicpu-ops" in [f.id for f in summary.findings]  # 35 us >= 20 us
+    assert {n.rank for n in summary.files} == {"PROF_000001_20260101_ABCDEF"}
