@@ -96,6 +96,7 @@ def lines(summary: Summary) -> list[str]:
             or "none reported"))
     _hccl(summary, echo)
     _copies(summary, echo)
+    _run(summary, echo)
     _findings(summary, echo)
     _files(summary, echo)
     return echo
@@ -122,6 +123,22 @@ def _copies(summary: Summary, echo: list[str]) -> None:
                 f" ms), {copies.syncs} stream/device syncs ({_ms(copies.sync_us)} ms), "
                 f"{copies.scalar_reads} .item() reads ({_ms(copies.scalar_read_us)} ms), "
                 f"{copies.to_device_calls} aten::to ({_ms(copies.to_device_us)} ms)")
+
+
+def _run(summary: Summary, echo: list[str]) -> None:
+    run = summary.run
+    if not run:
+        return
+    if "hosts" in run:
+        for name, host in run["hosts"].items():
+            state = host.get("error") or ("timed out" if host.get("timed_out")
+                                          else f"exited {host.get('returncode')}")
+            echo.append(f"run on {name}: {state}; output in {host.get('output')}")
+        return
+    state = "timed out" if run.get("timed_out") else f"exited {run.get('returncode')}"
+    echo.append(f"run: {state} after {run.get('seconds')} s; log {run.get('log')}")
+    for note in run.get("notes", [])[:6]:
+        echo.append(f"  {note}")
 
 
 def _findings(summary: Summary, echo: list[str]) -> None:

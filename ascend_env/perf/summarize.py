@@ -17,7 +17,7 @@ from ascend_env.core.inputs import InputError
 from ascend_env.perf.communication import CommTotals, read_communication
 from ascend_env.perf.findings import judge
 from ascend_env.perf.kernels import KernelTotals, read_kernels
-from ascend_env.perf.layout import Found, find
+from ascend_env.perf.layout import Found, find, is_ascend_output
 from ascend_env.perf.model import Copies, FileNote, Summary
 from ascend_env.perf.steps import read_cluster_steps, read_rank_steps, spread
 from ascend_env.perf.tables import Table
@@ -59,9 +59,15 @@ def summarize(root: Path, *, top: int = TOP, environment: Mapping[str, str] | No
     there could be read."""
     layout = find(root)
     if not layout.files:
+        hint = ""
+        if is_ascend_output(root) or any(is_ascend_output(p) for p in root.glob("*_ascend_*")):
+            # torch_npu leaves raw data unparsed when its analysis was off or was cut short.
+            hint = ("; a *_ascend_pt/_ascend_ms folder without ASCEND_PROFILER_OUTPUT is not "
+                    "parsed yet: run torch_npu.profiler.profiler.analyse(PATH) (MindSpore: "
+                    "its profiler's offline analyse) first")
         raise InputError(f"--from {root}: no profiler output found (trace_view.json, "
                          "kernel_details.csv, step_trace_time.csv, communication.json, "
-                         "*.pt.trace.json)")
+                         f"*.pt.trace.json){hint}")
     summary = Summary(source=str(root), kind="", host_only=False, cpu_fallbacks=fallbacks)
     reader = _Reader(summary)
     summary.unread.extend(FileNote(str(p), "unknown", None, "not a file perf reads")

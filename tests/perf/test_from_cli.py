@@ -103,3 +103,12 @@ def test_from_and_command_together_is_usage_error() -> None:
     result = invoke("perf", "--from", str(TRACE_VIEW), "--", "python", "x.py")
     assert result.code == 2
     assert "not both" in result.err
+
+
+def test_unparsed_ascend_folder_says_how_to_parse(tmp_path: Path) -> None:
+    raw = tmp_path / "node1_1234_20260101_ascend_pt" / "PROF_000001" / "device_0" / "data"
+    raw.mkdir(parents=True)
+    (raw / "task_track.data.slice_0").write_bytes(b"\x00" * 64)
+    result = invoke("perf", "--from", str(tmp_path))
+    assert result.code == 2
+    assert "torch_npu.profiler.profiler.analyse" in result.err
