@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_env.core.versions import try_parse
+from ascend_env.core.versions import same_release, try_parse
 from ascend_env.doctor.findings import fail, failure, observe, warn
 from ascend_env.facts.model import CannFacts, DriverFacts, Facts
 from ascend_env.facts.vendor_compat import vendor_statement
@@ -112,7 +112,7 @@ def test_running_version(facts: Facts, driver: DriverFacts, matrix: Matrix) -> N
     installed = driver.version_raw or ""
     # npu-smi prints the file version with a build (25.0.rc1.b033) or as the release: one
     # identity; a patch npu-smi prints beyond version.info's (24.1.rc3.7) is the same install.
-    same = (parsed is not None and matrix.hdk().same(parsed, driver.version)) or \
+    same = (parsed is not None and same_release(running, installed, matrix.hdk())) or \
         running.lower().startswith(installed.lower() + ".")
     if not same:
         warn(message=f"npu-smi reports driver {running}, {installed} is installed: a reboot "
@@ -130,7 +130,8 @@ def test_version(driver: DriverFacts, with_spec: EnvSpec, matrix: Matrix) -> Non
         pytest.skip("npu-smi's driver version is in no known form (see notes) and "
                     "driver/version.info is not visible")
     # One HDK identity: the spec's 25.0.RC1 is the 25.0.rc1.1 its files install.
-    assert driver.version is not None and matrix.hdk().same(driver.version, wanted), \
+    assert driver.version is not None and same_release(driver.version.raw, wanted.raw,
+                                                       matrix.hdk()), \
         failure(message=f"driver {driver.version_raw} is installed, the spec wants "
                         f"{wanted.raw}",
                 observed=f"driver {driver.version_raw}",
@@ -213,7 +214,8 @@ def test_supports_cann(driver: DriverFacts, cann: CannFacts, matrix: Matrix) -> 
                  "with device init errors",
              manual=f"upgrade driver and firmware to HDK {paired} (firmware first): "
                     "ascend-env install --components driver,firmware")
-    if known is None and not any(hdk.same(driver.version, v) for v in matrix.known_hdk()):
+    if known is None and not any(same_release(driver.version.raw, v.raw, hdk)
+                                 for v in matrix.known_hdk()):
         warn(message=f"driver {driver.version_raw} is not an HDK release ascend-env knows "
                      f"(nearest: {', '.join(matrix.nearest_hdk(driver.version))}); "
                      f"{ADD_RELEASE}",

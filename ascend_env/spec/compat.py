@@ -125,7 +125,7 @@ def _check_driver(spec: EnvSpec, row: CannRow, matrix: Matrix) -> list[Problem]:
 def _check_driver_known(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     driver = spec.driver.version
     if matrix.hdk_release(driver) is not None or any(
-            matrix.hdk().same(driver, known) for known in matrix.known_hdk()):
+            same_release(driver.raw, known.raw, matrix.hdk()) for known in matrix.known_hdk()):
         return []
     return [Problem(path="driver.version", value=driver.raw, severity="warning",
                     message=f"is not an HDK release ascend-env knows (the nearest known are "

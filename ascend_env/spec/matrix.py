@@ -159,7 +159,7 @@ class CannRow(_Strict):
         """
         if hdk is not None:
             driver = hdk.release_of(driver)
-        if self.hdk is not None and driver.release() == self.hdk.release():
+        if self.hdk is not None and same_release(driver.raw, self.hdk.raw, hdk):
             return True
         return driver.line in self.hdk_compatible or (
             self.hdk is not None and driver.line == self.hdk.line)
