@@ -118,3 +118,20 @@ def test_step_trace_header_variants(tmp_path: Path) -> None:
     assert split.computing == pytest.approx(3050.0)
     assert split.preparing == pytest.approx(20.0)
     assert table.unknown == []
+
+
+def test_a_folder_of_ranks_names_each_by_its_profiler_info(tmp_path: Path) -> None:
+    """torch_npu's layout: one *_ascend_pt folder per rank, profiler_info_{rank}.json beside
+    ASCEND_PROFILER_OUTPUT."""
+    for rank, free in (("3", "230068.36"), ("11", "530068.36")):
+        folder = tmp_path / f"node1_{rank}000_20260101000000000_ascend_pt"
+        (folder / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+        (folder / f"profiler_info_{rank}.json").write_text("{}")
+        (folder / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv").write_text(
+            EARLY_STEP_TRACE.replace("230068.36", free))
+    summary = summarize(tmp_path)
+    assert sorted(s.rank for s in summary.steps) == ["11", "3"]
+    assert summary.spread is not None and summary.spread.slowest_rank == "11"
+    assert summary.spread.gaps["free"] == pytest.approx(
+        300000.0 / ((201420.74 + 195349.64) + (230068.36 + 530068.36) / 2))
+    assert summary.unread == []
