@@ -147,6 +147,9 @@ def find(root: Path) -> Layout:
             kind = kind_of(name)
             if not path.is_file() or path.is_symlink():
                 layout.skipped.append((path, "not a regular file"))
+            elif kind is not None and _covered(place):
+                layout.skipped.append((path, "msprof's copy inside a framework output: its "
+                                             "ASCEND_PROFILER_OUTPUT is read instead"))
             elif kind is not None:
                 rank_folder = _rank_folder(place)
                 worker = _WORKER.match(name)
@@ -156,6 +159,17 @@ def find(root: Path) -> Layout:
             elif not KNOWN_UNUSED.search(name) and not name.startswith("."):
                 layout.unknown.append(path)
     return layout
+
+
+def _covered(folder: Path) -> bool:
+    """A PROF_*/mindstudio_profiler_output inside a *_ascend_pt/_ascend_ms folder that has its
+    own ASCEND_PROFILER_OUTPUT: the same run twice (torch_npu keeps CANN's summaries under
+    PROF_* beside its own)."""
+    if folder.name != "mindstudio_profiler_output":
+        return False
+    owner = folder.parent.parent
+    return bool(_ASCEND_FOLDER.search(owner.name)) and \
+        (owner / "ASCEND_PROFILER_OUTPUT").is_dir()
 
 
 def is_ascend_output(path: Path) -> bool:

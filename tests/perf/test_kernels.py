@@ -103,3 +103,17 @@ def test_msprof_op_summary_in_a_prof_folder(tmp_path: Path) -> None:
     assert [k.type for k in summary.ai_cpu] == ["NonZero"]
     assert "aicpu-ops" in [f.id for f in summary.findings]  # 35 us >= 20 us
     assert {n.rank for n in summary.files} == {"PROF_000001_20260101_ABCDEF"}
+
+
+def test_msprof_copy_inside_a_framework_output_is_not_counted_twice(tmp_path: Path) -> None:
+    run = tmp_path / "node1_1_20260101_ascend_pt"
+    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_bytes(
+        KERNEL_DETAILS.read_bytes())
+    copy = run / "PROF_000001_20260101_ABCDEF" / "mindstudio_profiler_output"
+    copy.mkdir(parents=True)
+    (copy / "op_summary_20260101120000.csv").write_text(OP_SUMMARY_HEADER + "\n")
+    summary = summarize(tmp_path)
+    assert [n.kind for n in summary.files] == ["kernels"]
+    assert "ASCEND_PROFILER_OUTPUT is read instead" in summary.unread[0].note
+    assert sum(c.count for c in summary.core_types) == len(_rows())
