@@ -100,3 +100,23 @@ def test_host_ops_self_time_is_at_most_inclusive() -> None:
     empty = sum(k.total_us for k in timeline.host_ops.kernels.values() if k.name == "aten::empty")
     assert empty == pytest.approx(inclusive["aten::empty"])
     assert timeline.step_us == [pytest.approx(14091.97)]
+
+
+def test_step_split_equals_msprof_analyze_overall(tmp_path: Path) -> None:
+    """msprof-analyze's overall disaggregation (its compare tool, which the advisor's 10% free
+    time rule reads) of the same trace: end-to-end, computing, uncovered communication and
+    free time."""
+    interface = pytest.importorskip(
+        "msprof_analyze.compare_tools.compare_interface.comparison_interface")
+    constant = pytest.importorskip("msprof_analyze.prof_common.constant")
+    output = tmp_path / "w_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    output.mkdir(parents=True)
+    (output / "trace_view.json").symlink_to(TRACE_VIEW.resolve())
+    theirs = interface.ComparisonInterface(str(tmp_path / "w_ascend_pt")).disaggregate_perf(
+        constant.Constant.OVERALL_COMPARE)["overall"]
+    [split] = summarize(TRACE_VIEW).steps
+    assert split.total / 1000 == pytest.approx(theirs["e2e_time_ms"], abs=1e-6)
+    assert split.computing / 1000 == pytest.approx(theirs["computing_time_ms"], abs=1e-6)
+    assert split.communication_not_overlapped / 1000 == pytest.approx(
+        theirs["uncovered_communication_time_ms"], abs=1e-6)
+    assert split.free / 1000 == pytest.approx(theirs["free_time_ms"], abs=1e-6)
