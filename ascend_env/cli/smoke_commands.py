@@ -74,7 +74,7 @@ def smoke(
     parity: Annotated[bool, typer.Option(
         "--parity", help="Also compare a fixed model layer by layer, forward and backward, "
         "with float64 on the CPU; fails on the first layer out of tolerance or any CPU "
-        "fallback (torch).")] = False,
+        "fallback (torch; MindSpore: forward only).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Prove a device computes: run a workload there and judge its evidence."""

@@ -384,4 +384,5 @@ def loss_summary(losses: list[float | None]) -> dict[str, Any]:
 
 # The workload scripts, and the modules the runner ships beside each of them.
 WORKLOADS = ("torch_workload.py", "mindspore_workload.py", "hccl_workload.py")
-COMPANIONS = ("harness.py", "op_fallbacks.py", "parity_workers.py", "torch_parity.py")
+COMPANIONS = ("harness.py", "op_fallbacks.py", "parity_rules.py", "parity_workers.py",
+              "torch_parity.py", "mindspore_parity.py")

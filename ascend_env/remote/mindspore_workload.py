@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any
 # The harness ships beside every workload (the runner copies both); the workload runs as
 # a plain script there, so it imports its neighbour rather than the ascend_env package.
 if TYPE_CHECKING:
-    from . import harness
+    from . import harness, mindspore_parity, parity_rules
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import harness
+    import mindspore_parity
+    import parity_rules
 
 
 SCHEMA = "ascend-env/smoke/mindspore/v1"
@@ -57,10 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matmul-size", type=int, default=None,
                         help="n of the n x n throughput matmul (default 4096, cpu 512)")
     parser.add_argument("--throughput-seconds", type=float, default=2.0)
+    parser.add_argument("--parity", action="store_true",
+                        help="also compare a fixed model's layers with float64 (forward only)")
+    parser.add_argument("--parity-dtypes", default="fp32,fp16",
+                        help="comma-separated fp32, fp16, bf16 (no bf16 matmul on the CPU)")
     args = parser.parse_args(argv)
+    try:
+        parity_rules.parity_dtypes(args.parity_dtypes, "")
+    except ValueError as exc:
+        parser.error(str(exc))
     requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
                  "chip": args.chip, "precision": "auto", "peak_tflops": args.peak_tflops,
-                 "matmul_size": args.matmul_size}
+                 "matmul_size": args.matmul_size, "parity": args.parity}
     doc = harness.new_document(SCHEMA, "mindspore", requested)
     return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
@@ -116,6 +126,13 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter)
         doc["phase"] = f"process table for {args.device}"
         record["process_table"] = harness.process_table(kind, os.getpid())
     problems = judge_run(record)
+    if args.parity:
+        doc["phase"] = f"parity on {args.device}"
+        doc["parity"] = mindspore_parity.section(
+            ms, np, parity_rules.parity_dtypes(args.parity_dtypes, kind), args.seed,
+            device=record["device"], rank=index or 0)
+        if doc["parity"]["status"] != "ok":
+            problems.append(f"parity: {doc['parity']['reason']}")
     record.update(status="failed" if problems else "ok", reason="; ".join(problems) or None)
     doc.update(phase="done", status=record["status"], reason=record["reason"])
     return harness.EXIT_FAILED if problems else harness.EXIT_OK
@@ -132,6 +149,7 @@ def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: harness
         return harness.EXIT_FAILED
     runs: list[dict[str, Any]] = []
     doc["runs"] = runs
+    parity_ranks: list[dict[str, Any]] = []
     for index in range(len(nodes)):
         doc["phase"] = f"child process for npu:{index}"
         left = args.timeout - emitter.elapsed() - 5
@@ -140,6 +158,8 @@ def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: harness
                 "--seed", str(args.seed)]
         if args.peak_tflops:
             argv += ["--peak-tflops", str(args.peak_tflops)]
+        if args.parity:
+            argv += ["--parity", "--parity-dtypes", args.parity_dtypes]
         done = subprocess.run(argv, stdout=subprocess.PIPE, check=False)
         child = _last_json(done.stdout.decode("utf-8", "replace"))
         if child is None:
@@ -148,8 +168,12 @@ def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: harness
             continue
         for key in ("missing", "fallbacks"):
             doc[key] = child.get(key) or doc.get(key)
+        parity_ranks += (child.get("parity") or {}).get("ranks") or []
         runs.extend(child.get("runs") or [{"device": f"npu:{index}", "status": "failed",
                                            "reason": child.get("reason")}])
+    if args.parity:  # every child's rank, judged together
+        doc["parity"] = mindspore_parity.assemble(
+            parity_ranks, parity_rules.parity_dtypes(args.parity_dtypes, "npu"), args.seed)
     failed = [r for r in runs if r.get("status") != "ok"]
     doc["phase"] = "done"
     if failed:

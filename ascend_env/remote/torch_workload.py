@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from . import harness, op_fallbacks, parity_workers, torch_parity
+    from . import harness, op_fallbacks, parity_rules, parity_workers, torch_parity
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import harness
     import op_fallbacks
+    import parity_rules
     import parity_workers
     import torch_parity
 
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
-        torch_parity.parity_dtypes(args.parity_dtypes, "cpu")
+        parity_rules.parity_dtypes(args.parity_dtypes, "cpu")
     except ValueError as exc:
         parser.error(str(exc))
     if args.parity_worker:

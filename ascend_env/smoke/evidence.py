@@ -179,6 +179,7 @@ class ParityFallbacks(_Part):
     per_rank: dict[str, list[str]] = Field(default_factory=dict)
     ops: list[str] = Field(default_factory=list)
     source: str | None = None
+    collected: bool = True  # False: the framework does not report them (MindSpore)
 
 
 class Parity(_Part):

@@ -40,9 +40,11 @@ def _layers(parity: Parity) -> Check:
     limits = ", ".join(f"{dtype} {limit:g}" for dtype, limit in
                        sorted((parity.thresholds.get("limit") or {}).items())
                        if dtype in parity.dtypes)
+    what = "layer outputs and gradients" if any(r.phase == "backward" for r in rows) else \
+        "layer outputs (forward only)"
     return Check(id="parity", status="pass",
-                 message=f"{len(rows)} layer outputs and gradients on {len(parity.ranks)} "
-                         f"rank(s) within tolerance of float64 ({limits} of max |reference|)")
+                 message=f"{len(rows)} {what} on {len(parity.ranks)} rank(s) within "
+                         f"tolerance of float64 ({limits} of max |reference|)")
 
 
 def first_divergence(parity: Parity) -> ParityDivergence | None:
@@ -89,6 +91,9 @@ def describe(first: ParityDivergence) -> str:
 
 def _fallbacks(parity: Parity) -> Check:
     fallbacks = parity.fallbacks
+    if fallbacks is not None and not fallbacks.collected:
+        return Check(id="parity-fallbacks", status="skip",
+                     message=f"CPU fallbacks {fallbacks.source or 'not collected'}")
     per_rank = {rank: ops for rank, ops in (fallbacks.per_rank if fallbacks else {}).items()
                 if ops}
     for rank in parity.ranks:  # a rank's own list, should the merged one lack it

@@ -29,7 +29,7 @@ SCRIPTS: dict[Framework, str] = {"torch": "torch_workload.py",
                                  "mindspore": "mindspore_workload.py",
                                  "hccl": "hccl_workload.py"}
 DEFAULT_DEVICE: dict[Framework, str] = {"torch": "npu:0", "mindspore": "npu:0", "hccl": "all"}
-PARITY_FRAMEWORKS: tuple[Framework, ...] = ("torch",)
+PARITY_FRAMEWORKS: tuple[Framework, ...] = ("torch", "mindspore")
 GRACE_S = 30.0  # the workload's own watchdog fires first; this only catches a wedged process
 
 
@@ -142,7 +142,7 @@ class SmokeRequest:
     peak_tflops: float | None = None
     min_tflops_fraction: float | None = None
     min_busbw_gbps: float | None = None
-    parity: bool = False  # also the per-layer parity model against float64 (torch)
+    parity: bool = False  # also the per-layer parity model against float64
     extra: tuple[str, ...] = field(default=())  # further workload options, passed verbatim
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from ascend_env.smoke.runner import SmokeRequest, run_smoke
 from tests.cli_invoke import invoke
-from tests.smoke.conftest import needs_torch
+from tests.smoke.conftest import needs_mindspore, needs_torch
 
 pytestmark = pytest.mark.slow
 
@@ -168,11 +168,23 @@ def test_a_fallback_on_rank_1_is_reported_and_fails(monkeypatch: pytest.MonkeyPa
     assert parity["first_divergence"] is None  # the numbers themselves are right
 
 
-@pytest.mark.parametrize("argv", [
-    ["--framework", "hccl", "--device", "cpu", "--parity"],
-    ["--framework", "mindspore", "--device", "cpu", "--parity"],
-])
-def test_parity_with_another_framework_is_bad_usage(argv: list[str]) -> None:
-    result = invoke("smoke", *argv)
+def test_parity_with_hccl_is_bad_usage() -> None:
+    result = invoke("smoke", "--framework", "hccl", "--device", "cpu", "--parity")
     assert result.code == 2, result
-    assert "--parity" in result.err
+    assert "--parity: the parity model runs with --framework torch or mindspore" in result.err
+
+
+@needs_mindspore
+def test_mindspore_parity_forward_on_the_cpu(python: str) -> None:
+    verdict = run_smoke(SmokeRequest(framework="mindspore", device="cpu", steps=20,
+                                     timeout_s=300, python=python, parity=True, extra=QUICK))
+    assert (verdict.outcome, verdict.exit_code) == ("cpu", 0), verdict.checks
+    checks = {c.id: c for c in verdict.checks}
+    assert checks["parity"].status == "pass" and "forward only" in checks["parity"].message
+    assert checks["parity-fallbacks"].status == "skip"  # MindSpore does not report them
+    (rank,) = verdict.evidence["parity"]["ranks"]
+    assert [run["dtype"] for run in rank["runs"]] == ["float32", "float16"]
+    for run in rank["runs"]:
+        assert [row["name"] for row in run["rows"]][:2] == ["embedding", "ln1"]
+        assert {row["phase"] for row in run["rows"]} == {"forward"}
+        assert all(row["scaled_err"] <= row["threshold"] for row in run["rows"])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ascend_env.remote import op_fallbacks
-from ascend_env.remote.torch_parity import mark_divergence, threshold_for
+from ascend_env.remote.parity_rules import mark_divergence, threshold_for
 from tests.smoke.test_verdict import failed, torch_doc, verdict_of
 
 # torch_npu's warning as users posted it from 910B hosts: the C++ form with the file of the
