@@ -83,3 +83,10 @@ def describe(found: Any) -> str:
         return "an unknown holder"
     return (f"ascend-env pid {found.get('pid', '?')} on {found.get('controller', '?')} "
             f"({found.get('command', '?')}), since {found.get('since', '?')}")
+
+
+def takeovers(events: list[dict[str, Any]]) -> list[str]:
+    """The host_lock role's word on each lock it took over (`host: took over ...`)."""
+    return [f"{event['host']}: {event['message']}" for event in events
+            if event.get("event") == "result" and event.get("role") == "host_lock"
+            and str(event.get("message", "")).startswith("host lock: took over")]

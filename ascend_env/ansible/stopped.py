@@ -72,7 +72,11 @@ def positions(events: list[Event]) -> list[HostPosition]:
             if where.role and where.role != role and where.role not in where.completed \
                     and not where.in_progress and not where.failed:
                 where.completed.append(where.role)
-            where.task, where.role, where.in_progress = event.get("task"), role, True
+            task = str(event.get("task") or "")
+            # Ansible names a role's task `role : name`; the role is shown on its own.
+            if role and task.startswith(f"{role} : "):
+                task = task[len(role) + 3:]
+            where.task, where.role, where.in_progress = task, role, True
         else:
             where.in_progress = False
             where.tasks_done += 1

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ascend_env.ansible.host_lock import takeovers
 from ascend_env.ansible.runner import (
     RUNS_DIR,
     Event,
@@ -213,6 +214,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
             hosts=[HostResult(host=where.host, status="interrupted", message=where.describe())
                    for where in stopped.hosts], notes=notes, interrupted=stopped)
     results = summarize(events)
+    notes += takeovers(events)
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")
