@@ -117,3 +117,20 @@ def test_msprof_copy_inside_a_framework_output_is_not_counted_twice(tmp_path: Pa
     assert [n.kind for n in summary.files] == ["kernels"]
     assert "ASCEND_PROFILER_OUTPUT is read instead" in summary.unread[0].note
     assert sum(c.count for c in summary.core_types) == len(_rows())
+
+
+def test_kernel_times_equal_msprof_analyze(tmp_path: Path) -> None:
+    """msprof-analyze's op summary reads the same kernel_details.csv (its advisor's profiling
+    dataset): per core type, the sums of its task durations are ours."""
+    profiling = pytest.importorskip("msprof_analyze.advisor.dataset.profiling.profiling_dataset")
+    output = tmp_path / "w_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    output.mkdir(parents=True)
+    (output / "kernel_details.csv").symlink_to(KERNEL_DETAILS.resolve())
+    dataset = profiling.ProfilingDataset(str(tmp_path / "w_ascend_pt"), {})
+    theirs: dict[str, float] = defaultdict(float)
+    for op in dataset.op_summary.op_list:
+        theirs[op.task_type] += float(op.task_duration)
+    assert dataset.op_summary.get_total_task_duration() == pytest.approx(sum(theirs.values()))
+    ours = KernelTotals()
+    read_kernels(KERNEL_DETAILS, ours)
+    assert {c.core: c.time_us for c in ours.core_list()} == pytest.approx(dict(theirs))
