@@ -98,8 +98,35 @@ def _signature(ident: str, family: str, code: str, severity: str, *, meaning: st
         source=source, samples=(code,), role="family")
 
 
+# The runtime states why a call failed in its own words: `reason=[aicpu exception]` and
+# `retCode=0x2a, [aicpu exception]` (its FuncErrorReason and task-error lines), and the device
+# error report `there is an exception of aicore error` / `an exception occurred during AICPU
+# execution` (lines quoted in https://github.com/vllm-project/vllm-ascend/issues/1006 and
+# https://github.com/hw-native-sys/PTOAS/pull/720).
+REASON = re.compile(r"reason=\[(?P<reason>[^\]]{3,60})\]"
+                    r"|retCode=0x[0-9a-fA-F]+, \[(?P<task>[^\]]{3,60})\]"
+                    r"|there is an exception of (?P<kind>[\w ]{3,30}?) error"
+                    r"|an exception occurred during (?P<during>\w{3,20}) execution")
+_RUNTIME_SOURCE = "https://github.com/vllm-project/vllm-ascend/issues/1006"
+
+
+def _reason(line: str) -> Signature | None:
+    found = REASON.search(line)
+    if found is None:
+        return None
+    said = found.group("reason") or found.group("task") or \
+        (f"{found.group('kind')} exception" if found.group("kind") else
+         f"{found.group('during')} exception")
+    said = said.strip()
+    ident = "family.reason." + re.sub(r"[^a-z0-9]+", "-", said.lower()).strip("-")
+    meaning = (f"The runtime reports why the device call failed: '{said}'. This knowledge base "
+               f"has no entry for this exact line; {_LOOK_ABOVE}.")
+    return _signature(ident, "runtime", said, "error", meaning=meaning, source=_RUNTIME_SOURCE)
+
+
 def fallback(line: str) -> Signature | None:
-    """The family entry of the first code on the line that has a known class, or None."""
+    """The family entry of the first code on the line that has a known class, else the
+    runtime's own stated reason, or None."""
     for found in CODE.finditer(line):
         if found.group("level"):
             entry = _cann(found.group("level"), found.group("module"), found.group("number"))
@@ -107,4 +134,4 @@ def fallback(line: str) -> Signature | None:
             entry = _torch_npu(found.group("sub"), found.group("kind"))
         if entry is not None:
             return entry
-    return None
+    return _reason(line)

@@ -19,8 +19,9 @@ FAULT_CODE = re.compile(r"\b(?:0x)?([0-9A-Fa-f]{8})\b")
 # https://github.com/Ascend/pytorch), torchrun's "[rank3]:" prefix, HCCL's "rankId[3]"/"rank 3"
 # and npu-smi's "NPU 3"/"device id 3": the first reading of each wins.
 _GENERIC: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rank", re.compile(r"RankID:(\d+)|^\[rank(\d+)\]:|\[Rank (\d+)\]|\brank[_ ]?[iI][dD]\s*[\[:=]\s*(\d+)"
-                        r"|\blocal[_ ]rank\s*[:=]\s*(\d+)|\brank\s*[:=]\s*(\d+)")),
+    ("rank", re.compile(r"RankID:(\d+)|^\[rank(\d+)\]:|\[Rank (\d+)\]"
+                        r"|\brank[_ ]?[iI][dD]\s*[\[:=]\s*(\d+)|\blocal[_ ]rank\s*[:=]\s*(\d+)"
+                        r"|\brank\s*[:=]\s*(\d+)")),
     ("npu", re.compile(r"npu-smi info\b[^\n]*?-i (\d+)|\bNPU ID\s*:\s*(\d+)")),
     ("device", re.compile(r"\bDevice:(\d+)|\bdevice[_ ]?[iI][dD]\s*[\[:=]\s*(\d+)"
                           r"|\bdevice\s+(\d+)\b|\bdeviceId\s*[:=]\s*(\d+)|\bdev_?[iI]d\s*[:=]\s*(\d+)"
