@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -73,7 +74,8 @@ def plan(command: list[str]) -> tuple[list[str], str]:
         raise UsageError(f"perf: {command[0]} is not a Python job and msprof (CANN's profiler) "
                          "is not on PATH: source CANN's set_env.sh, or run the Python "
                          "interpreter yourself (perf -- python script.py)")
-    return [msprof, "--output={raw}", "--application=" + " ".join(command)], "msprof"
+    # msprof takes the application as one string and runs it through a shell: quote it so.
+    return [msprof, "--output={raw}", "--application=" + shlex.join(command)], "msprof"
 
 
 def environment(raw: Path, skip: int, steps: int) -> dict[str, str]:

@@ -4,12 +4,14 @@ trace kept, a host-only summary; the job's failures and silences end in the righ
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from ascend_env.cli.perf_view import lines
+from ascend_env.perf import collect
 from ascend_env.perf.summarize import summarize
 from tests.cli_invoke import invoke
 
@@ -131,3 +133,13 @@ def test_out_folder_must_be_empty(tmp_path: Path) -> None:
     result = invoke("perf", "--out", str(tmp_path / "o"), "--", sys.executable, "-c", "pass")
     assert result.code == 2
     assert "not empty" in result.err
+
+
+def test_msprof_is_used_for_other_programs(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = {"msprof": "/usr/local/Ascend/cann/bin/msprof", "./serve.sh": None}
+    monkeypatch.setattr(shutil, "which", lambda name: found.get(name, f"/usr/bin/{name}"))
+    argv, profiler = collect.plan(["bash", "serve.sh", "--name", "a b"])
+    assert profiler == "msprof"
+    assert argv == ["/usr/local/Ascend/cann/bin/msprof", "--output={raw}",
+                    "--application=bash serve.sh --name 'a b'"]
+    assert collect.plan(["torchrun", "train.py"])[1].startswith("python hook")
