@@ -125,8 +125,13 @@ def _reason(line: str) -> Signature | None:
 
 
 def fallback(line: str) -> Signature | None:
-    """The family entry of the first code on the line that has a known class, else the
-    runtime's own stated reason, or None."""
+    """The runtime's own stated reason on the line, else the family entry of the first code
+    on it that has a known class, or None."""
+    # The runtime's own words say more than a generic code class (EZ9999 on a device
+    # exception report), so they come first.
+    stated = _reason(line)
+    if stated is not None:
+        return stated
     for found in CODE.finditer(line):
         if found.group("level"):
             entry = _cann(found.group("level"), found.group("module"), found.group("number"))
@@ -134,4 +139,4 @@ def fallback(line: str) -> Signature | None:
             entry = _torch_npu(found.group("sub"), found.group("kind"))
         if entry is not None:
             return entry
-    return _reason(line)
+    return None
