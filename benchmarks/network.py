@@ -12,11 +12,14 @@ rounds, interleaved within each round:
 - level 2: `doctor --level 2 --only network.reachability`: the ping matrix, every device to the
   same index on every other host (8 hosts x 8 devices: 448 pings; 1 host: none, so the
   1-host row of level 2 is a 2-host fleet's matrix, the smallest that pings).
-Goal (issue 17): 8 hosts at most 2x one host, for each level.
 
-The simulated hosts run on this machine: their probes and fake hccn_tool processes share its
-CPUs with the doctor, so the ratio is an upper bound of what a real fleet's controller sees.
-The fake's pings each wait a constant time (the fabric's ping_delay_s), as a wire would.
+The simulated hosts run on this machine: their probes and fake hccn_tool processes (a Python
+start for every query) share its CPUs with the doctor, so the N-host / 1-host ratios are set
+mostly by the hosts, not by the controller; level 1 on N hosts is also set against the same
+queries alone on N hosts (the doctor's whole probe and checks beside those queries). The
+fake's pings each wait a constant time (the fabric's ping_delay_s), as a wire would.
+benchmarks/doctor.py measures the controller's CPU per host and the wall time against the
+hosts' own CPU.
 """
 from __future__ import annotations
 
@@ -96,12 +99,15 @@ def main() -> int:
             print(f"{name:<28} {value:8.2f} s")
         level1 = median[f"level 1, {args.hosts} hosts"] / median["level 1, 1 host"]
         pings = median[f"level 2 pings, {args.hosts} hosts"] / median["level 2 pings, 2 hosts"]
-        print(f"level 1: {args.hosts} hosts / 1 host = {level1:.2f}x (goal <= 2)")
-        print(f"level 2: {args.hosts} hosts / 2 hosts = {pings:.2f}x (goal <= 2)")
-        floor = median[f"reference: the queries alone, {args.hosts} hosts"] / \
-            median["reference: the queries alone, 1 host"]
+        alone = median[f"reference: the queries alone, {args.hosts} hosts"]
+        print(f"level 1: {args.hosts} hosts / 1 host = {level1:.2f}x")
+        print(f"level 2: {args.hosts} hosts / 2 hosts = {pings:.2f}x")
+        floor = alone / median["reference: the queries alone, 1 host"]
         print(f"reference: the same queries alone, {args.hosts} hosts / 1 host = {floor:.2f}x "
               "(this machine's shared CPUs)")
+        doctor_over = median[f"level 1, {args.hosts} hosts"] / alone
+        print(f"level 1, {args.hosts} hosts / the same queries alone: {doctor_over:.2f}x "
+              "(the whole probe and the checks beside the network queries)")
     finally:
         for name, _ in names.values():
             fleet.down(name)
