@@ -15,60 +15,18 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 if TYPE_CHECKING:
-    from . import parity_workers
-    from .parity_rules import (
-        BATCH,
-        CHANNELS,
-        DESCRIPTION,
-        FILTERS,
-        HEADS,
-        HIDDEN,
-        IMAGE,
-        MSPROBE_SMALL_VALUE,
-        TOKENS,
-        VOCAB,
-        WIDTH,
-        mark_divergence,
-        threshold_for,
-        thresholds,
-    )
+    from . import parity_rules, parity_workers
 else:
     try:  # beside the workload on a target
+        import parity_rules
         import parity_workers
-        from parity_rules import (
-            BATCH,
-            CHANNELS,
-            DESCRIPTION,
-            FILTERS,
-            HEADS,
-            HIDDEN,
-            IMAGE,
-            MSPROBE_SMALL_VALUE,
-            TOKENS,
-            VOCAB,
-            WIDTH,
-            mark_divergence,
-            threshold_for,
-            thresholds,
-        )
-    except ImportError:  # imported from the package
-        from . import parity_workers
-        from .parity_rules import (
-            BATCH,
-            CHANNELS,
-            DESCRIPTION,
-            FILTERS,
-            HEADS,
-            HIDDEN,
-            IMAGE,
-            MSPROBE_SMALL_VALUE,
-            TOKENS,
-            VOCAB,
-            WIDTH,
-            mark_divergence,
-            threshold_for,
-            thresholds,
-        )
+    except ImportError:  # imported from the package (tests, the controller)
+        from . import parity_rules, parity_workers
+
+BATCH, TOKENS, VOCAB = parity_rules.BATCH, parity_rules.TOKENS, parity_rules.VOCAB
+WIDTH, HEADS, HIDDEN = parity_rules.WIDTH, parity_rules.HEADS, parity_rules.HIDDEN
+IMAGE, CHANNELS, FILTERS = parity_rules.IMAGE, parity_rules.CHANNELS, parity_rules.FILTERS
+MSPROBE_SMALL_VALUE = parity_rules.MSPROBE_SMALL_VALUE
 
 EPS = 1e-5  # layer norm and batch norm, as both frameworks default
 FALLBACKS_NOT_COLLECTED = ("not collected: MindSpore reports operators that ran on the host "
@@ -252,7 +210,7 @@ def run_parity(ms: Any, np: Any, dtype_name: str, seed: int, device: str) -> Dic
         ms.ops.Reshape()(ms.Tensor(np.zeros(2, np.float32)), (2, 1))
     reference = forward(Ops(np), params, inputs)
     observed = forward(Ops(np, ms, getattr(ms, dtype_name)), params, inputs)
-    limit, basis = threshold_for(dtype_name, False)
+    limit, basis = parity_rules.threshold_for(dtype_name, False)
     rows = []
     for (name, op, ref), (_, _, got) in zip(reference, observed):
         numbers = figures(np, ref, got, dtype_name)
@@ -260,7 +218,7 @@ def run_parity(ms: Any, np: Any, dtype_name: str, seed: int, device: str) -> Dic
                      "tensor": "output", "shape": list(ref.shape), **numbers,
                      "threshold": limit, "threshold_dtype": basis,
                      "status": "pass" if numbers["scaled_err"] <= limit else "fail"})
-    first = mark_divergence(rows)
+    first = parity_rules.mark_divergence(rows)
     return {"dtype": dtype_name, "device": device, "reference": "float64 (numpy) on the host",
             "seed": seed, "rows": rows, "first_divergence": first,
             "reduced_fp32": {"format": None, "conv": False, "matmul": False,
@@ -307,6 +265,6 @@ def assemble(ranks: List[Dict[str, Any]], dtypes: List[str], seed: int) -> Dict[
     """Ranks (one per process) into the section the verdict reads."""
     merged = parity_workers.merge(ranks)
     merged["fallbacks"].update(source=FALLBACKS_NOT_COLLECTED, collected=False)
-    return {"model": DESCRIPTION + "; forward only", "reference": "float64 (numpy) on the host",
-            "seed": seed, "dtypes": dtypes, "thresholds": thresholds(), **merged,
-            "ranks": ranks}
+    return {"model": parity_rules.DESCRIPTION + "; forward only",
+            "reference": "float64 (numpy) on the host", "seed": seed, "dtypes": dtypes,
+            "thresholds": parity_rules.thresholds(), **merged, "ranks": ranks}

@@ -22,65 +22,21 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 if TYPE_CHECKING:
     import torch
 
-    from . import harness, op_fallbacks, parity_workers
-    from .parity_rules import (
-        BATCH,
-        CHANNELS,
-        DESCRIPTION,
-        FILTERS,
-        HEADS,
-        HIDDEN,
-        IMAGE,
-        MSPROBE_SMALL_VALUE,
-        TOKENS,
-        VOCAB,
-        WIDTH,
-        mark_divergence,
-        parity_dtypes,
-        threshold_for,
-        thresholds,
-    )
+    from . import harness, op_fallbacks, parity_rules, parity_workers
 else:
     try:  # beside the workload on a target
         import harness
         import op_fallbacks
+        import parity_rules
         import parity_workers
-        from parity_rules import (
-            BATCH,
-            CHANNELS,
-            DESCRIPTION,
-            FILTERS,
-            HEADS,
-            HIDDEN,
-            IMAGE,
-            MSPROBE_SMALL_VALUE,
-            TOKENS,
-            VOCAB,
-            WIDTH,
-            mark_divergence,
-            parity_dtypes,
-            threshold_for,
-            thresholds,
-        )
     except ImportError:  # imported from the package (tests, the controller)
-        from . import harness, op_fallbacks, parity_workers
-        from .parity_rules import (
-            BATCH,
-            CHANNELS,
-            DESCRIPTION,
-            FILTERS,
-            HEADS,
-            HIDDEN,
-            IMAGE,
-            MSPROBE_SMALL_VALUE,
-            TOKENS,
-            VOCAB,
-            WIDTH,
-            mark_divergence,
-            parity_dtypes,
-            threshold_for,
-            thresholds,
-        )
+        from . import harness, op_fallbacks, parity_rules, parity_workers
+
+BATCH, TOKENS, VOCAB = parity_rules.BATCH, parity_rules.TOKENS, parity_rules.VOCAB
+WIDTH, HEADS, HIDDEN = parity_rules.WIDTH, parity_rules.HEADS, parity_rules.HIDDEN
+IMAGE, CHANNELS, FILTERS = parity_rules.IMAGE, parity_rules.CHANNELS, parity_rules.FILTERS
+MSPROBE_SMALL_VALUE = parity_rules.MSPROBE_SMALL_VALUE
+
 
 def run_parity(device: Any, dtype_name: str, seed: int) -> Dict[str, Any]:
     """One dtype on one device: per-layer rows and the first divergence."""
@@ -92,7 +48,7 @@ def run_parity(device: Any, dtype_name: str, seed: int) -> Dict[str, Any]:
     dtype = getattr(torch, dtype_name)
     observed = execute(params, inputs, dtype, device)
     rows = compare(reference, observed, dtype_name, reduced)
-    first = mark_divergence(rows)
+    first = parity_rules.mark_divergence(rows)
     return {"dtype": dtype_name, "device": str(observed["device"]),
             "reference": "float64 on cpu", "seed": seed, "reduced_fp32": reduced,
             "rows": rows, "first_divergence": first,
@@ -275,7 +231,7 @@ def compare(reference: Dict[str, Any], observed: Dict[str, Any], dtype_name: str
     def row(layer: Dict[str, Any], phase: str, tensor: str, pair: Tuple[Any, Any],
             reduced_here: bool) -> None:
         ref, got = pair
-        limit, basis = threshold_for(dtype_name, reduced_here)
+        limit, basis = parity_rules.threshold_for(dtype_name, reduced_here)
         numbers = figures(ref, got, dtype_name)
         rows.append({"name": layer["name"], "op": layer["op"], "dtype": dtype_name,
                      "phase": phase, "tensor": tensor, "shape": list(ref.shape),
@@ -302,13 +258,13 @@ def parity(args: argparse.Namespace, devices: List[str],
            emitter: harness.Emitter) -> Dict[str, Any]:
     """The parity model on every device, one worker process each (every rank's fallbacks)."""
     kind, _ = harness.parse_device(devices[0]) if devices else ("cpu", None)
-    dtypes = parity_dtypes(args.parity_dtypes, kind)
+    dtypes = parity_rules.parity_dtypes(args.parity_dtypes, kind)
     left = args.timeout - emitter.elapsed() - 5
     extra = ["--parity-dtypes", ",".join(dtypes), "--seed", str(args.seed)]
     script = str(Path(__file__).resolve().with_name("torch_workload.py"))
     section = parity_workers.run(script, devices, extra, left)
-    return {"model": DESCRIPTION, "reference": "float64 on cpu",
-            "seed": args.seed, "dtypes": dtypes, "thresholds": thresholds(),
+    return {"model": parity_rules.DESCRIPTION, "reference": "float64 on cpu",
+            "seed": args.seed, "dtypes": dtypes, "thresholds": parity_rules.thresholds(),
             **section}
 
 
@@ -330,7 +286,7 @@ def worker(args: argparse.Namespace, doc: Dict[str, Any],
                                                 "ASCEND_ENV_RANK")}
     runs: List[Dict[str, Any]] = []
     doc["runs"] = runs
-    for name in parity_dtypes(args.parity_dtypes, kind):
+    for name in parity_rules.parity_dtypes(args.parity_dtypes, kind):
         doc["phase"] = f"parity {name} on {args.device}"
         runs.append(run_parity(torch.device(args.device), name, args.seed))
     doc["cpu_fallback_ops"] = op_fallbacks.cpu_fallback_ops(emitter.log_text())
