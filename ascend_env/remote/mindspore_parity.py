@@ -264,7 +264,7 @@ def section(ms: Any, np: Any, dtypes: List[str], seed: int, *, device: str,
 def assemble(ranks: List[Dict[str, Any]], dtypes: List[str], seed: int) -> Dict[str, Any]:
     """Ranks (one per process) into the section the verdict reads."""
     merged = parity_workers.merge(ranks)
-    merged["fallbacks"].update(source=FALLBACKS_NOT_COLLECTED, collected=False)
+    merged["fallbacks"].update(source=FALLBACKS_NOT_COLLECTED, collected=False, environment=None)
     return {"model": parity_rules.DESCRIPTION + "; forward only",
             "reference": "float64 (numpy) on the host", "seed": seed, "dtypes": dtypes,
             "thresholds": parity_rules.thresholds(), **merged, "ranks": ranks}
