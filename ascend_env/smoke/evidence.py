@@ -283,15 +283,17 @@ def parse_evidence(document: dict[str, Any]) -> TrainingEvidence | CollectiveEvi
 
 def failure_logs(document: dict[str, Any]) -> list[str]:
     """The failure text a workload document carries: the reason it did not end well, its log
-    tail and traceback, and the same of every rank (what `explain` reads in place)."""
+    tail and traceback, and the same of every rank, parity workers' included (what `explain`
+    reads in place)."""
     texts: list[Any] = [document.get("log_tail"), document.get("traceback")]
     if document.get("status") != "ok":
         texts.insert(0, document.get("reason"))
-    ranks = document.get("ranks")
-    if isinstance(ranks, list):
-        for rank in ranks:
-            if isinstance(rank, dict) and rank.get("status") != "ok":
-                texts += [rank.get("reason"), rank.get("log_tail")]
+    parity = document.get("parity")
+    for ranks in (document.get("ranks"), parity.get("ranks") if isinstance(parity, dict) else None):
+        if isinstance(ranks, list):
+            for rank in ranks:
+                if isinstance(rank, dict) and rank.get("status") != "ok":
+                    texts += [rank.get("reason"), rank.get("log_tail")]
     return [t for t in texts if isinstance(t, str) and t]
 
 

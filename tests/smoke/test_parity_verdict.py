@@ -11,6 +11,7 @@ import pytest
 
 from ascend_env.remote import op_fallbacks
 from ascend_env.remote.parity_rules import mark_divergence, threshold_for
+from ascend_env.smoke.evidence import failure_logs
 from tests.smoke.test_verdict import failed, torch_doc, verdict_of
 
 # torch_npu's warning as users posted it from 910B hosts: the C++ form with the file of the
@@ -138,3 +139,9 @@ def test_every_rank_gets_an_environment_in_which_torch_npu_warns() -> None:
     assert env == {"PATH": "/usr/bin", "ASCEND_HOME_PATH": "/usr/local/Ascend/cann",
                    "ASCEND_ENV_RANK": "3"}
     assert parent["RANK"] == "3"  # the caller's mapping is left alone
+
+
+def test_a_failed_parity_worker_log_reaches_explain() -> None:
+    document = parity_doc([], rank_status="error")
+    document["parity"]["ranks"][0]["log_tail"] = "ImportError: libhccl.so: cannot open shared"
+    assert "ImportError: libhccl.so: cannot open shared" in failure_logs(document)
