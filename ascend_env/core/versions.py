@@ -353,3 +353,18 @@ def nearest(version: AscendVersion, known: list[AscendVersion], count: int = 2
     below = [v for v in ordered if v < version][-count:]
     above = [v for v in ordered if v > version][:count]
     return list(reversed(below)) + above
+
+
+def impossible(version: AscendVersion) -> str | None:
+    """Why a version in a vendor form still cannot name a release, or None.
+
+    The vendor numbers RCs, community tags and 9.x pre-releases from 1 (`8.0.RC1`,
+    `8.3.RC1.alpha001`, `9.0.0-beta.1`; compat-matrix.md §4.1): a 0 there is a typo, not a
+    release ascend-env does not know yet.
+    """
+    if version.stage is Stage.RC and version.number == 0:
+        return f"{version.raw!r} cannot be a release: RC numbers start at 1 (8.0.RC1)"
+    if version.pre is not PreTag.NONE and version.pre_number == 0:
+        return (f"{version.raw!r} cannot be a release: alpha, beta and rc builds are numbered "
+                "from 1 (8.3.RC1.alpha001, 9.0.0-beta.1)")
+    return None

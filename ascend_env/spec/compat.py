@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import Literal
 
 from ascend_env.core.errors import Problem
-from ascend_env.core.versions import AscendVersion, same_release
+from ascend_env.core.versions import AscendVersion, impossible, same_release
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import (
     CannRow,
     Chip,
-    ImagePairing,
     Matrix,
     MindSporeRow,
     TorchRow,
     load_chips,
     load_matrix,
 )
+from ascend_env.spec.releases import ImagePairing
 from ascend_env.spec.wheels import check_wheels
 
 # Operator packages were `kernels-<chip>` until 8.3.x and `<chip>-ops` from 8.5.0; nnae and
@@ -43,6 +43,7 @@ def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
     assert chip is not None, "hardware.chip is validated against chips.yaml names"
     problems += _check_hardware(spec, chip)
     cann = spec.cann.version
+    problems += _impossible(spec, matrix)
     cann_row = matrix.cann_row(cann)
     if cann_row is None:
         # Unknown is not wrong: a release newer than this ascend-env, or a site's own build.
@@ -68,6 +69,22 @@ def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
         problems += _check_mindspore(spec, matrix)
     problems += check_wheels(spec)  # the real wheels' Pythons (spec/wheels.py)
     return sorted(problems, key=lambda p: p.severity != "error")
+
+
+def _impossible(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
+    """Versions in a vendor form that still cannot be a release: typos, errors."""
+    problems = []
+    named = {"cann.version": spec.cann.version, "driver.version": spec.driver.version,
+             "firmware.version": spec.firmware.version}
+    for path, version in named.items():
+        reason = impossible(version) if version is not None else None
+        if version is None or reason is None:
+            continue
+        alternatives = (matrix.nearest_cann(version) if path == "cann.version" else
+                        matrix.nearest_hdk(version) if path == "driver.version" else [])
+        problems.append(Problem(path=path, value=version.raw, message=reason,
+                                alternatives=alternatives))
+    return problems
 
 
 def _check_hardware(spec: EnvSpec, chip: Chip) -> list[Problem]:

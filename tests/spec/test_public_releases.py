@@ -171,7 +171,8 @@ def test_a_made_up_version_warns_with_alternatives(path: str, fields: dict[str, 
     assert all(p["alternatives"] for p in found), found  # never an empty list
 
 
-@pytest.mark.parametrize("version", ["8.5", "8.5.0.0.0.0x", "eight", "8.RC1"])
+@pytest.mark.parametrize("version", ["8.5", "8.5.0.0.0.0x", "eight", "8.RC1", "8.3.RC0",
+                                     "8.3.RC1.alpha000", "9.0.0-beta.0"])
 def test_an_impossible_version_is_an_error(version: str, tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(_spec(cann="8.5.0") | {"cann": {"version": version}}))
