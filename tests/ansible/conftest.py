@@ -22,19 +22,28 @@ from ascend_env.spec.plan import resolve
 from tests.doctor.test_network_checks import host
 from tests.wheels import fill_wheels, framework_overlay
 
-GROUP_VARS: dict[str, Any] = yaml.safe_load(
-    (Path(__file__).resolve().parents[2] / "playbooks" / "group_vars" / "all" / "main.yml")
-    .read_text(encoding="utf-8"))
+PLAYBOOKS = Path(__file__).resolve().parents[2] / "playbooks"
 
 
-def rendered_group_vars(extra_vars: dict[str, Any]) -> dict[str, Any]:
-    """playbooks/group_vars/all as Ansible's templating renders it under these extra vars
-    (which outrank it)."""
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+GROUP_VARS: dict[str, Any] = load(PLAYBOOKS / "group_vars" / "all" / "main.yml")
+# The host's settings: the ascend role's defaults, which site.yml makes public to the later
+# roles (through preflight, which depends on it).
+HOST_SETTINGS: dict[str, Any] = load(PLAYBOOKS / "roles" / "ascend" / "defaults" / "main.yml")
+SHARED = {**GROUP_VARS, **HOST_SETTINGS}
+
+
+def rendered_settings(extra_vars: dict[str, Any]) -> dict[str, Any]:
+    """group_vars/all and the ascend role's defaults as Ansible's templating renders them under
+    these extra vars (which outrank both)."""
     def trusted(value: Any) -> Any:
         return trust_as_template(value) if isinstance(value, str) else value
     templar = Templar(loader=DataLoader(), variables={
-        **{name: trusted(value) for name, value in GROUP_VARS.items()}, **extra_vars})
-    return {name: templar.template(trusted(value)) for name, value in GROUP_VARS.items()}
+        **{name: trusted(value) for name, value in SHARED.items()}, **extra_vars})
+    return {name: templar.template(trusted(value)) for name, value in SHARED.items()}
 
 
 def profile_spec(**changes: object) -> EnvSpec:
@@ -46,9 +55,9 @@ def site_vars_of(the_spec: EnvSpec, repo: Path, options: InstallOptions | None =
                  ) -> SiteVars:
     """build_vars for `the_spec`, its installers standing at their repository paths."""
     plan = resolve(the_spec)
-    installers: dict[str, Installer] = {item.component: Installer(path=repo / item.file,
-                                            sha256=item.sha256 or "0" * 64)
-                  for item in plan.items if item.component not in FRAMEWORKS}
+    installers: dict[str, Installer] = {
+        item.component: Installer(path=repo / item.file, sha256=item.sha256 or "0" * 64)
+        for item in plan.items if item.component not in FRAMEWORKS}
     repo.mkdir(exist_ok=True)
     framework_overlay(repo, the_spec)
     fill_wheels(repo)

@@ -22,7 +22,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from pydantic import BaseModel
 
 from ascend_env.ansible.variables import FixHostVars, FixVars, SiteVars
-from tests.ansible.conftest import GROUP_VARS, rendered_group_vars
+from tests.ansible.conftest import GROUP_VARS, SHARED, rendered_settings
 
 PLAYBOOKS = Path(__file__).resolve().parents[2] / "playbooks"
 ROLES = PLAYBOOKS / "roles"
@@ -88,8 +88,13 @@ def roles_of(name: str, sections: tuple[str, ...] = ("pre_tasks", "tasks", "post
     include."""
     found = [include for section in sections
              for include in includes(play(name).get(section) or [])]
-    nested = [inner for include in found
-              for inner in includes(load(ROLES / include.role / "tasks" / "main.yml") or [])]
+    nested = []
+    for include in found:
+        meta = ROLES / include.role / "meta" / "main.yml"
+        tasks = ROLES / include.role / "tasks" / "main.yml"
+        nested += [Include(dependency["role"]) for dependency in
+                   ((load(meta) or {}).get("dependencies") or [] if meta.exists() else [])]
+        nested += list(includes(load(tasks) or [])) if tasks.exists() else []
     return found + nested
 
 
@@ -181,7 +186,7 @@ def test_every_role_declares_its_inputs(role: str) -> None:
     for name, option in declared.items():
         assert option.get("type") and option.get("description"), f"{role}: {name}"
     text = role_text(role)
-    shared = set(SiteVars.model_fields) | set(GROUP_VARS) | set(defaults(role))
+    shared = set(SiteVars.model_fields) | set(SHARED) | set(defaults(role))
     undeclared = sorted(name for name in shared if reads(text, name) and name not in declared)
     assert not undeclared, f"{role} reads {undeclared} without declaring them"
 
@@ -215,10 +220,11 @@ def site_readers() -> dict[str, list[str]]:
     return readers
 
 
-def through_group_vars() -> dict[str, str]:
-    """group_vars/all entries that are one model field with a default: entry -> field."""
+def through_settings() -> dict[str, str]:
+    """Shared settings (group_vars/all, the ascend role's defaults) that are one model field with a
+    default: setting -> field."""
     found = {}
-    for name, value in GROUP_VARS.items():
+    for name, value in SHARED.items():
         matched = _ONE_VARIABLE.match(value) if isinstance(value, str) else None
         if matched and matched[1] in SITE_FIELDS and matched[2] is None:
             found[name] = matched[1]
@@ -228,8 +234,8 @@ def through_group_vars() -> dict[str, str]:
 def test_every_field_site_yml_gets_is_read_and_declared_with_its_type() -> None:
     readers = site_readers()
     play_text = (PLAYBOOKS / "site.yml").read_text(encoding="utf-8")
-    group_text = yaml.safe_dump(GROUP_VARS)
-    derived = through_group_vars()
+    group_text = yaml.safe_dump(SHARED)
+    derived = through_settings()
     problems = []
     for name, sent in SITE_FIELDS.items():
         by_roles = [(role, name) for role in readers.get(name, [])]
@@ -243,10 +249,18 @@ def test_every_field_site_yml_gets_is_read_and_declared_with_its_type() -> None:
 
 
 def test_every_option_a_site_yml_role_requires_is_sent_or_set() -> None:
+    first = play("site.yml")["tasks"][0]["ansible.builtin.include_role"]
+    # preflight runs first and hands its dependency's defaults (the ascend role: the host's
+    # settings) to the roles after it.
+    assert first["name"] == "preflight" and first["public"] is True
+    assert load(ROLES / "preflight" / "meta" / "main.yml")["dependencies"] == [
+        {"role": "ascend"}]
     problems = []
-    for include in roles_of("site.yml"):
+    before = roles_of("site.yml", ("pre_tasks",))
+    for include in before + roles_of("site.yml", ("tasks", "post_tasks")):
+        settings = GROUP_VARS if include in before else SHARED
         for name, option in options(include.role).items():
-            provided = (name in SITE_FIELDS or name in GROUP_VARS
+            provided = (name in SITE_FIELDS or name in settings
                         or name in defaults(include.role) or name in include.variables)
             if option.get("required") and not provided:
                 problems.append(f"{include.role}: {name} is required, nothing sets it")
@@ -309,7 +323,7 @@ def validate(role: str, values: dict[str, Any]) -> list[str]:
 
 def test_a_dump_of_site_vars_passes_every_site_yml_role(site_vars: SiteVars) -> None:
     dump = site_vars.model_dump(mode="json")
-    values = {**rendered_group_vars(dump), **dump}
+    values = {**rendered_settings(dump), **dump}
     assert values["ascend_set_env"] == "/usr/local/Ascend/cann/set_env.sh"
     checked = set()
     for include in roles_of("site.yml"):
@@ -333,3 +347,10 @@ def test_a_dump_of_fix_vars_passes_every_fix_yml_role(fix_host: FixHostVars) -> 
         assert validate(role, values) == [], role
     ports = [{**entry["network_ports"][0], "mtu": 9000}]
     assert validate("fix_network_ip", {"fix_network_ip_ports": ports})
+
+
+def test_the_operators_page_lists_every_variable_install_sends() -> None:
+    page = (PLAYBOOKS.parent / "docs" / "install.md").read_text(encoding="utf-8")
+    table = page[page.index("| Variable | Type | What it is |"):]
+    missing = [name for name in SITE_FIELDS if f"`{name}`" not in table]
+    assert not missing, f"docs/install.md's table lacks {missing}"

@@ -20,6 +20,8 @@ from ascend_env.ansible.variables import SiteVars
 from ascend_env.install.provision import InstallOptions
 from tests.ansible.conftest import profile_spec, site_vars_of
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 VALIDATION = "Validating arguments against arg spec"
 
@@ -38,8 +40,9 @@ def local_vars(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     return variables.model_dump(mode="json")
 
 
-def inventory(tmp_path: Path, hosts: dict[str, str]) -> Path:
-    """Local hosts with their own variables; each writes its managed files under tmp_path."""
+def inventory(tmp_path: Path, hosts: dict[str, str], groups: str = "") -> Path:
+    """Local hosts with their own variables (and `groups`, INI sections after them); each
+    writes its managed files under tmp_path."""
     lines = []
     for name, extra in hosts.items():
         files = " ".join(f"{var}={tmp_path / name}-{leaf}" for var, leaf in (
@@ -48,14 +51,14 @@ def inventory(tmp_path: Path, hosts: dict[str, str]) -> Path:
         lines.append(f"{name} ansible_connection=local ansible_python_interpreter="
                      f"{sys.executable} {files} {extra}")
     path = tmp_path / "hosts.ini"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(lines) + "\n" + groups)
     return path
 
 
 def run(tmp_path: Path, variables: dict[str, Any], hosts: dict[str, str],
-        extra_args: list[str] | None = None) -> tuple[int, str, list[Event]]:
+        extra_args: list[str] | None = None, groups: str = "") -> tuple[int, str, list[Event]]:
     rc, log, events = run_playbook(variables, PlaybookRun(
-        inventory=inventory(tmp_path, hosts), tags=["env"], check=True,
+        inventory=inventory(tmp_path, hosts, groups), tags=["env"], check=True,
         log_dir=tmp_path / "runs", extra_args=extra_args or []))
     return rc, log.read_text(encoding="utf-8"), events
 
@@ -90,24 +93,29 @@ def diffs(log: str) -> dict[str, str]:
 
 def test_a_per_host_install_path_is_what_that_host_gets(tmp_path: Path,
                                                         local_vars: dict[str, Any]) -> None:
+    """Set on the host's line, or for its group in a [group:vars] section (which a playbook's
+    group_vars/all would outrank: the host's settings are preflight's role defaults)."""
     assert SiteVars.model_validate(local_vars).ascend_spec_install_path == "/usr/local/Ascend"
     rc, log, events = run(tmp_path, local_vars, {
-        "nodeA": "ascend_install_path=/opt/vendor/Ascend", "nodeB": ""})
+        "nodeA": "ascend_install_path=/opt/vendor/Ascend", "nodeB": "", "nodeC": ""},
+        groups="[rack]\nnodeB\n[rack:vars]\nascend_install_path=/srv/Ascend\n")
     assert rc == 0, log[-3000:]
     shown = diffs(log)
     assert "+/opt/vendor/Ascend/driver/lib64" in shown["nodeA"]
     assert ". /opt/vendor/Ascend/cann/set_env.sh" in shown["nodeA"]
     assert "/usr/local/Ascend" not in shown["nodeA"]
-    assert "+/usr/local/Ascend/driver/lib64" in shown["nodeB"]
-    assert "/opt/vendor" not in shown["nodeB"]
+    assert "+/srv/Ascend/driver/lib64" in shown["nodeB"]
+    assert "/usr/local/Ascend" not in shown["nodeB"]
+    assert "+/usr/local/Ascend/driver/lib64" in shown["nodeC"]
+    assert "/opt/vendor" not in shown["nodeC"] and "/srv/" not in shown["nodeC"]
     # --tags env: preflight (always), then the env role alone, its arguments checked first.
     roles = {e.get("role") for e in events if e["event"] == "task"}
     assert {"preflight", "env"} <= roles
     assert not roles & {"user", "driver", "firmware", "hdk_reboot", "cann", "python"}
     env_tasks = [e["task"] for e in results(events, "nodeA") if e["task"].startswith("env : ")]
     assert VALIDATION in env_tasks[0]
-    assert {r.host: r.status for r in summarize(events)} == {"nodeA": "changed",
-                                                              "nodeB": "changed"}
+    assert {r.host: r.status for r in summarize(events)} == dict.fromkeys(
+        ("nodeA", "nodeB", "nodeC"), "changed")
 
 
 def test_a_wrong_per_host_type_is_refused_before_any_task(tmp_path: Path,

@@ -15,7 +15,7 @@ from ascend_env.repository.installers import FRAMEWORKS, Installer
 from ascend_env.spec.cann_layout import cann_layout
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from ascend_env.spec.plan import resolve
-from tests.ansible.conftest import profile_spec, rendered_group_vars, site_vars_of
+from tests.ansible.conftest import profile_spec, rendered_settings, site_vars_of
 
 
 def bare_vars(the_spec: EnvSpec, tmp_path: Path, **options: Any) -> dict[str, Any]:
@@ -34,11 +34,11 @@ def test_the_dump_is_one_site_vars_with_the_spec_values_under_their_own_names(
     model = SiteVars.model_validate(variables)
     assert model.model_dump(mode="json") == variables
     # Extra vars outrank the inventory: what a host may override is not sent as the role
-    # input itself, but as the spec's value that group_vars/all turns into the default.
+    # input itself, but as the spec's value that preflight's defaults turn into the default.
     assert "ascend_install_path" not in variables and "ascend_user" not in variables
     assert (model.ascend_spec_install_path, model.ascend_spec_user) == ("/opt/Ascend",
                                                                         "npuadmin")
-    rendered = rendered_group_vars(variables)
+    rendered = rendered_settings(variables)
     assert rendered["ascend_install_path"] == "/opt/Ascend"
     assert rendered["ascend_user"] == rendered["ascend_group"] == "npuadmin"
 
@@ -56,9 +56,9 @@ def test_the_toolkit_paths_follow_the_hosts_install_path(cann: str, hdk: str, se
                            "frameworks": {"torch": None, "mindspore": None}}, "test")
     variables = bare_vars(the_spec, tmp_path)
     assert (variables["ascend_cann_set_env"], variables["ascend_cann_home"]) == (set_env, home)
-    rendered = rendered_group_vars(variables)
+    rendered = rendered_settings(variables)
     assert rendered["ascend_set_env"] == cann_layout(the_spec).set_env
-    per_host = rendered_group_vars({**variables, "ascend_install_path": "/data/Ascend"})
+    per_host = rendered_settings({**variables, "ascend_install_path": "/data/Ascend"})
     assert per_host["ascend_set_env"] == f"/data/Ascend/{set_env}"
     assert per_host["ascend_toolkit_home"] == f"/data/Ascend/{home}"
 
