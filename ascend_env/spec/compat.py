@@ -186,7 +186,8 @@ def _check_packages(spec: EnvSpec) -> list[Problem]:
                                 alternatives=["toolkit"]))
     if len(set(packages)) != len(packages):
         problems.append(Problem(path="cann.packages", value=list(packages),
-                                message="lists a package twice", severity="warning"))
+                                message="lists a package twice", severity="warning",
+                                alternatives=list(dict.fromkeys(packages))))
     return problems
 
 
@@ -244,7 +245,7 @@ def _alternative(matrix: Matrix, row: TorchRow | MindSporeRow, path: str, value:
     return Problem(path=path, value=value, severity="warning", row=row_text,
                    message="is paired with this CANN only by " + _sources(row)
                    + (f" (conflict #{conflict.id}: {conflict.topic})" if conflict else ""),
-                   alternatives=choices)
+                   alternatives=choices or [value])
 
 
 def _check_torch(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
@@ -346,7 +347,8 @@ def _check_mindspore(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
     if row.python is None:
         problems.append(Problem(path="python.version", value=python, severity="warning",
                                 message=f"no source confirms which Pythons MindSpore "
-                                        f"{row.mindspore} supports", row=row_text))
+                                        f"{row.mindspore} supports", row=row_text,
+                                alternatives=[python]))
     elif python not in row.python:
         problems.append(Problem(path="python.version", value=python, row=row_text,
                                 message=f"MindSpore {row.mindspore} supports Python {row.python}",

@@ -132,6 +132,10 @@ def test_spec_with_a_public_release_is_valid(name: str, document: dict[str, Any]
     result = validate_file(path)
     errors = [p.render() for p in result.problems if p.severity == "error"]
     assert result.valid and not errors, f"{name}: " + "\n".join(errors)
+    versions = ("cann.", "driver.", "firmware.", "frameworks.", "python.")
+    empty = [p.render() for p in result.problems
+             if p.path.startswith(versions) and not p.alternatives]
+    assert not empty, f"{name}: a problem without alternatives: {empty}"
 
 
 @pytest.mark.parametrize("version", ["8.3.RC2", "8.2.RC2", "9.1.0-beta.3", "8.3.RC1.alpha002"])
