@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.explain.match import default_matcher
+from ascend_env.explain.match import Matcher, default_matcher
 from ascend_env.explain.plog import read_inputs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "explain"
@@ -73,3 +73,19 @@ def test_a_lone_traceback_header_is_unknown() -> None:
                                          "ValueError: bad\n")])
     assert [u.line for u in scan.unknown] == ["Traceback (most recent call last):",
                                               "ValueError: bad"]
+
+
+def test_the_library_screen_and_the_hand_written_one_give_the_same_answers() -> None:
+    # pyahocorasick is the screen explain uses; the loops serve where it is absent. Both
+    # must pick the same entry for every real line we have.
+    import yaml  # noqa: PLC0415
+
+    from ascend_env.explain.signatures import load_signatures  # noqa: PLC0415
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "real" / "explain" / "corpus.yaml"
+    lines = [i["line"] for i in yaml.safe_load(corpus.read_text(encoding="utf-8"))]
+    lines += [s for sig in load_signatures() for s in sig.samples]
+    lines += ["nothing to see here", "", "x" * 10000]
+    fast, plain = default_matcher(), Matcher(use_library=False)
+    assert fast._automaton is not None  # the dependency is installed
+    assert [fast.best(line) for line in lines] == [plain.best(line) for line in lines]
