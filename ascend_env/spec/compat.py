@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ascend_env.core.errors import Problem
-from ascend_env.core.versions import AscendVersion, impossible, same_release
+from ascend_env.core.versions import AscendVersion, impossible, nearest, parse, same_release
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.matrix import (
     CannRow,
@@ -62,6 +62,7 @@ def check_spec(spec: EnvSpec, matrix: Matrix | None = None) -> list[Problem]:
         problems += _check_driver(spec, cann_row, matrix)
         problems += _check_python_for_cann(spec, cann_row)
     problems += _check_driver_known(spec, matrix)
+    problems += _check_firmware_known(spec, matrix)
     problems += _check_packages(spec)
     if spec.frameworks.torch is not None:
         problems += _check_torch(spec, matrix)
@@ -148,6 +149,30 @@ def _check_driver_known(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
                     message=f"is not an HDK release ascend-env knows (the nearest known are "
                             f"listed). {ADD_RELEASE}",
                     alternatives=matrix.nearest_hdk(driver))]
+
+
+def _check_firmware_known(spec: EnvSpec, matrix: Matrix) -> list[Problem]:
+    firmware = spec.firmware.version
+    if firmware is None:
+        return []
+    shipped = {f.raw: r.release for r in matrix.hdk_releases for f in r.firmware}
+    hdk = next((release for raw, release in shipped.items()
+                if same_release(raw, firmware.raw)), None)
+    if hdk is None:
+        known = [parse(raw) for raw in shipped]
+        return [Problem(path="firmware.version", value=firmware.raw, severity="warning",
+                        message="is not a firmware ascend-env knows an HDK for (the nearest "
+                                f"known are listed). {ADD_RELEASE}",
+                        alternatives=[v.raw for v in nearest(firmware, known)])]
+    if same_release(hdk.raw, spec.driver.version.raw, matrix.hdk()):
+        return []
+    return [Problem(path="firmware.version", value=firmware.raw, severity="warning",
+                    message=f"firmware {firmware.raw} ships with HDK {hdk.raw}, the spec's "
+                            f"driver is HDK {spec.driver.version.raw}; the driver's "
+                            "compatible_version_fw range decides on the host (firmware.compatible)",
+                    alternatives=[f.raw for r in matrix.hdk_releases for f in r.firmware
+                                  if same_release(r.release.raw, spec.driver.version.raw,
+                                                  matrix.hdk())] or [firmware.raw])]
 
 
 def _paired_hdks(row: CannRow) -> list[str]:

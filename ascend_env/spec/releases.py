@@ -41,6 +41,8 @@ class HdkRelease(_Strict):
     release: VendorVersion
     inner: str | None = Field(
         None, description="driver Innerversion code (V100R001Cxx) where a source shows it")
+    firmware: list[VendorVersion] = Field(
+        default_factory=list, description="firmware versions shipped with it (910b first)")
     sources: list[str]
     note: str = ""
 

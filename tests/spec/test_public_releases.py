@@ -43,9 +43,11 @@ def _driver_for(cann: AscendVersion) -> str:
 
 
 def _spec(*, cann: str, driver: str | None = None, python: str = "3.11",
-          torch: dict[str, str] | None = None, mindspore: str | None = None) -> dict[str, Any]:
+          torch: dict[str, str] | None = None, mindspore: str | None = None,
+          firmware: str | None = None) -> dict[str, Any]:
     release = parse(cann).release()
     return {"extends": "910b", "name": "public-release",
+            "firmware": {"version": firmware},
             "cann": {"version": cann,
                      "packages": ["toolkit", "ops" if release >= parse("8.5.0") else "kernels"]},
             "driver": {"version": driver or _driver_for(parse(cann))},
@@ -73,6 +75,13 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
                          if row.hdk is not None and row.accepts_hdk(hdk.release, MATRIX.hdk())),
                         "8.3.RC2")
             cases.append((f"HDK {hdk.release.raw}", _spec(cann=cann, driver=hdk.release.raw)))
+    for hdk in MATRIX.hdk_releases:
+        for firmware in hdk.firmware:  # each firmware with its own HDK's driver
+            cann = next((row.cann.raw for row in MATRIX.cann
+                         if row.hdk is not None and row.accepts_hdk(hdk.release, MATRIX.hdk())),
+                        "8.3.RC2")
+            cases.append((f"firmware {firmware.raw} (HDK {hdk.release.raw})",
+                          _spec(cann=cann, driver=hdk.release.raw, firmware=firmware.raw)))
     for torch_row in MATRIX.torch:
         if torch_row.cann >= FIRST_2024_CANN:
             cann_row = MATRIX.cann_row(torch_row.cann)
@@ -159,6 +168,7 @@ MADE_UP = [
     ("frameworks.torch.torch_npu",
      {"cann": "8.5.0", "torch": {"version": "2.9.0", "torch_npu": "2.9.0.dev20991231"}}),
     ("frameworks.mindspore.version", {"cann": "8.5.0", "mindspore": "2.7.9"}),
+    ("firmware.version", {"cann": "8.1.RC1", "driver": "25.0.RC1", "firmware": "7.7.0.9.231"}),
 ]
 
 
