@@ -31,7 +31,7 @@ MAX_LINE = 8192
 # exceptions, loader failures, and "failed" (not "failed=0", Ansible's recap of a good run).
 ERROR_LIKE = re.compile(
     r"\b(ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL)\b|\bE[A-Z1-9]\d{4}\b|\bERR\d{5}\b"
-    r"|Trace[Bb]ack|\w+(Error|Exception):|\bfailed\b(?!=0)|\bFAILED\b"
+    r"|Trace[Bb]ack|\b\w+(Error|Exception):|\bfailed\b(?!=0)|\bFAILED\b"
     r"|cannot open shared object file|undefined symbol|out of memory|Segmentation fault")
 # Records a log writes below warning level: matched like any line, never listed as unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
