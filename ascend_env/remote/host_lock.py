@@ -11,8 +11,10 @@ over it), so two runs never both take it and nobody reads half a holder.
 
 take: free -> taken (exit 0). Held by the same token -> taken again (a re-run of the role,
 after a reboot). Taken in another boot of this host -> taken over (the host rebooted since,
-so the holder's run cannot be changing it). Held, and --takeover names its token (the
-controller found the holder's process gone) -> taken over. Otherwise, with --wait S, polled
+so the holder's run cannot be changing it), unless its run marked it with --may-reboot before
+a reboot of its own (it takes the lock again after that reboot, which clears the mark).
+Held, and --takeover names its token (the controller found the holder's process gone) ->
+taken over. Otherwise, with --wait S, polled
 every second for S seconds; then exit 3 with the holder. A lock file that is not a regular
 file or not a holder is never overwritten: exit 4, the operator decides.
 release --token T: removes the lock if T holds it.
@@ -87,7 +89,8 @@ def attempt(path: str, mine: Dict[str, Any], takeover: str, boot_id: str
             return UNREADABLE, {"taken": False, "holder": None, "reason": unreadable}
         reason = ""
         if current is not None and current["token"] != mine["token"]:
-            if current.get("boot_id") and boot_id and current["boot_id"] != boot_id:
+            if current.get("boot_id") and boot_id and current["boot_id"] != boot_id \
+                    and not current.get("may_reboot"):
                 reason = "the host rebooted since it was taken"
             elif takeover and current["token"] == takeover:
                 reason = "the run that took it is gone"
@@ -105,13 +108,15 @@ def take(args: argparse.Namespace) -> Tuple[int, Dict[str, Any]]:
         return 2, {"taken": False, "holder": None, "reason": f"--holder: {exc}"}
     if not isinstance(mine, dict) or not isinstance(mine.get("token"), str):
         return 2, {"taken": False, "holder": None, "reason": "--holder has no token"}
-    boot_id = read_boot_id(args.boot_id_file)
-    mine = {**mine, "host": socket.gethostname(), "boot_id": boot_id,
-            "since": datetime.datetime.now(datetime.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ")}
     os.makedirs(os.path.dirname(os.path.abspath(args.path)), mode=0o755, exist_ok=True)
     deadline = time.monotonic() + max(0.0, args.wait)
     while True:
+        # Read at every try: the holder may reboot the host while this one waits.
+        boot_id = read_boot_id(args.boot_id_file)
+        mine = {**mine, "host": socket.gethostname(), "boot_id": boot_id,
+                "may_reboot": bool(args.may_reboot),
+                "since": datetime.datetime.now(datetime.timezone.utc).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ")}
         code, result = attempt(args.path, mine, args.takeover or "", boot_id)
         if code != HELD or time.monotonic() >= deadline:
             return code, result
@@ -136,6 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--token", default="")
     parser.add_argument("--takeover", default="")
     parser.add_argument("--wait", type=float, default=0.0)
+    parser.add_argument("--may-reboot", action="store_true")
     parser.add_argument("--boot-id-file", default="/proc/sys/kernel/random/boot_id")
     args = parser.parse_args(argv)
     try:
