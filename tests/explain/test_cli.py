@@ -131,3 +131,31 @@ def test_a_host_is_not_contacted_when_no_cause_has_a_check(tmp_path: Path) -> No
     done = invoke("explain", str(log), "--host", "ssh://root@127.255.255.254")
     assert done.code == 0, done
     assert "nothing was run" in done.out
+
+
+def test_json_leads_with_the_first_cause_and_marks_echoes() -> None:
+    done = invoke("explain", str(DATA / "llamafactory-3839-hccp-chain.log"), "--json")
+    document = json.loads(done.out)
+    (chain,) = document["chains"]
+    first = document["matches"][0]
+    assert first["id"] == chain["cause"] and first["role"] == "cause"
+    assert first["line"].startswith("EJ0001:") and first["match"] == "exact"
+    echoes = {m["id"]: m for m in document["matches"] if m["role"] == "echo"}
+    assert set(chain["echoes"]) == set(echoes)
+    wrapper = echoes["torch-npu.err02200-dist-hccl"]
+    assert wrapper["echo_of"] == chain["cause"]
+    assert (wrapper["numbers"]["rank"], wrapper["numbers"]["device"]) == ("3", "3")
+
+
+def test_list_shows_the_base_by_family_with_counts() -> None:
+    from ascend_env.explain.signatures import load_signatures  # noqa: PLC0415
+
+    total = len(load_signatures())
+    done = invoke("explain", "--list")
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"{total} entries in ")
+    assert "torch-npu.oom" in done.out and "\nnpu_smi (5)\n" in done.out
+    document = json.loads(invoke("explain", "--list", "--json").out)
+    assert document["schema"] == "ascend-env/explain-list/v1"
+    assert sum(f["count"] for f in document["families"]) == total == document["total"]
+    assert invoke("explain", "--list", "x.log").code == 2
