@@ -15,12 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from ascend_env.explain.hits import Hit
 from ascend_env.explain.records import body
-
-if TYPE_CHECKING:
-    from ascend_env.explain.match import Hit
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any
 from ascend_env.explain import records
 from ascend_env.explain.chains import Chain, build_chains
 from ascend_env.explain.families import fallback
+from ascend_env.explain.hits import Hit, Unknown
 from ascend_env.explain.literals import required_literals
 from ascend_env.explain.numbers import read_numbers
 from ascend_env.explain.signatures import Signature, load_signatures
@@ -41,35 +42,6 @@ CONTEXT = re.compile(
     r"Trace[Bb]ack \(most recent call last\)|Rectify the fault|^\W*Solution:|Possible Cause"
     r"|Exception raised from|^\W*frame #\d+")
 CONTEXT_BEFORE, CONTEXT_AFTER = 120, 40
-
-
-@dataclass
-class Hit:
-    """Every occurrence of one signature: where it was first seen, and how often."""
-
-    signature: Signature
-    source: str
-    line_number: int
-    line: str
-    count: int = 1
-    numbers: dict[str, str] = field(default_factory=dict)  # read from the first occurrence
-    role: str | None = None  # "cause" or "echo" in its log's chain; None for warnings
-    echo_of: str | None = None  # the id of the chain's first cause, for an echo
-
-    @property
-    def kind(self) -> str:
-        """`exact` (an entry of the base) or `family` (the code's class only)."""
-        return "family" if self.signature.role == "family" else "exact"
-
-
-@dataclass
-class Unknown:
-    """An error-looking line that no signature explains (identical lines grouped)."""
-
-    source: str
-    line_number: int
-    line: str
-    count: int = 1
 
 
 @dataclass
