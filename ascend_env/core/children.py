@@ -8,8 +8,11 @@ by that signal.
 
 Children that ascend-env starts itself go through `spawn()`: a tether program
 (core/tether.py) sits between, so the child's whole tree dies with ascend-env even when
-ascend-env is killed outright. Processes that libraries start (the ssh of testinfra's hosts)
-are found under this process in /proc when a stop comes and are signalled alike.
+ascend-env is killed outright. Processes that libraries start (the ssh of testinfra's hosts,
+buildah, the smoke workloads) are found under this process in /proc when a stop comes and
+are signalled alike: this process is their subreaper, so none escapes to init by losing its
+parent first; they do not survive ascend-env's own SIGKILL, which only tethered children do
+not outlive.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from types import FrameType
 from typing import IO, Any
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.core.tether import descendants, send
+from ascend_env.core.tether import PR_SET_CHILD_SUBREAPER, descendants, prctl, send
 
 GRACE_ENV = "ASCEND_ENV_STOP_GRACE"
 DEFAULT_GRACE_S = 20.0
@@ -148,6 +151,11 @@ def supervision() -> Iterator[None]:
         return
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     _state.installed = True
+    # Orphans of what this command started (a child's child whose parent was stopped first,
+    # an ssh that daemonized) become this process's children instead of init's, so a stop
+    # still finds them under it. They are never waited for here: the few that end before
+    # the command does stay zombies until it exits.
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
     try:
@@ -157,6 +165,7 @@ def supervision() -> Iterator[None]:
             while descendants(os.getpid()) and time.monotonic() < _state.deadline:
                 time.sleep(0.1)
             _kill_all()
+        prctl(PR_SET_CHILD_SUBREAPER, 0)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _state.installed = False

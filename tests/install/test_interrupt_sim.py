@@ -72,10 +72,10 @@ class Started:
     """One run of the console program in its own session, its environment marked."""
 
     def __init__(self, command: list[str], log_dir: Path) -> None:
-        self.marker = f"AE_TEST_RUN={uuid.uuid4().hex}"
+        token = uuid.uuid4().hex
+        self.marker = f"AE_TEST_RUN={token}"
         self.log_dir = log_dir
-        env = {**os.environ, "ASCEND_ENV_STOP_GRACE": str(GRACE_S),
-               self.marker.split("=")[0]: self.marker.split("=")[1],
+        env = {**os.environ, "ASCEND_ENV_STOP_GRACE": str(GRACE_S), "AE_TEST_RUN": token,
                # The playbooks' plugins import ascend_env: this checkout's, as the CLI does.
                "PYTHONPATH": os.pathsep.join(
                    p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
