@@ -16,8 +16,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ascend_env.core.errors import UsageError
-from ascend_env.core.inputs import load_yaml_bounded, read_text
+from ascend_env.core.inputs import load_yaml_bounded, read_text, yaml_problem
 from ascend_env.core.versions import same_release
 
 OVERLAY_SCHEMA = "ascend-env/matrix-overlay/v1"
@@ -73,7 +75,10 @@ def overlay_key() -> tuple[tuple[str, int, int], ...]:
 def read_overlay(path: Path) -> dict[str, Any]:
     """One overlay file, read within the input bounds and checked for its shape."""
     what = f"matrix overlay {path}"
-    document = load_yaml_bounded(read_text(path, what=what))
+    try:
+        document = load_yaml_bounded(read_text(path, what=what))
+    except yaml.YAMLError as exc:  # bad YAML, or past the limits (an alias bomb)
+        raise UsageError(f"{what}: {yaml_problem(exc)}") from None
     if not isinstance(document, dict):
         raise UsageError(f"{what}: expected a mapping with schema: {OVERLAY_SCHEMA}")
     if document.get("schema") != OVERLAY_SCHEMA:

@@ -180,3 +180,30 @@ def test_a_missing_file_named_in_the_env_var_is_an_error(
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "gone.yaml"))
     with pytest.raises(UsageError, match=r"gone\.yaml"):
         load_matrix()
+
+
+def test_an_alias_bomb_overlay_is_refused_before_anything_walks_it(overlay_dir: Path) -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [{', '.join(['*a' + str(i - 1)] * 10)}]" for i in range(1, 9)]
+    (overlay_dir / "bomb.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(UsageError) as raised:
+        load_matrix()
+    assert "bomb.yaml" in str(raised.value)
+
+
+def test_a_folder_of_too_many_overlays_is_refused(overlay_dir: Path) -> None:
+    for index in range(257):
+        (overlay_dir / f"{index:03}.yaml").write_text("schema: ascend-env/matrix-overlay/v1\n")
+    with pytest.raises(UsageError, match="at most 256"):
+        load_matrix()
+
+
+def test_broken_yaml_in_an_overlay_names_the_file_and_line(overlay_dir: Path,
+                                                           tmp_path: Path) -> None:
+    path = overlay_dir / "broken.yaml"
+    path.write_text("schema: ascend-env/matrix-overlay/v1\ncann: [\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    result = invoke("spec", "validate", str(spec))
+    assert result.code == 2 and str(path) in result.err + result.out, result.err
+    assert "Traceback" not in result.err
