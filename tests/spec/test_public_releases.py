@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ascend_env.core.versions import AscendVersion, parse
+from ascend_env.core.versions import AscendVersion, parse, same_release
 from ascend_env.spec.matrix import PythonRange, load_matrix
 from ascend_env.spec.validate import validate_file
 from tests.cli_invoke import invoke
@@ -194,3 +194,19 @@ def test_an_impossible_version_is_an_error(version: str, tmp_path: Path) -> None
     assert result.code == 1, result.out + result.err
     assert any(p["path"] == "cann.version" and p["severity"] == "error"
                for p in json.loads(result.out)["problems"])
+
+
+PYPI = Path(__file__).resolve().parents[1] / "data" / "pypi_releases"
+
+
+@pytest.mark.parametrize("framework", ["torch_npu", "mindspore"])
+def test_every_release_on_pypi_is_known(framework: str) -> None:
+    """Each release PyPI lists (tests/data/pypi_releases, with its SOURCE) is a row, an image's
+    build or an `unpaired` release of the matrix: none is "unknown"."""
+    line = (PYPI / f"{framework.replace('_', '-')}.txt").read_text().strip()
+    assert line.startswith("Available versions: ")
+    released = line.removeprefix("Available versions: ").split(", ")
+    assert len(released) >= 7
+    known = MATRIX.framework_releases(framework)  # type: ignore[arg-type]
+    missing = [v for v in released if not any(same_release(v, k) for k in known)]
+    assert not missing, missing
