@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.ansible.host_lock import command_line, holder
-from ascend_env.ansible.stopped import RunStopped, interruption
+from ascend_env.ansible.stopped import LOCK_ROLE, RunStopped, interruption
 from ascend_env.core import children
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
@@ -34,8 +34,6 @@ RUNS_DIR = Path.home() / ".cache" / "ascend-env" / "runs"
 Event = dict[str, Any]
 HostStatus = Literal["ok", "changed", "failed", "unreachable", "reboot required", "not run",
                      "locked", "interrupted"]
-# The role that takes the host's lock: its failure is a refusal, not a failed install.
-LOCK_ROLE = "host_lock"
 
 
 class HostResult(BaseModel):
@@ -195,6 +193,7 @@ def summarize(events: list[Event]) -> list[HostResult]:
         elif event["event"] == "result" and event["status"] in ("failed", "unreachable"):
             text = event.get("message") or event.get("stdout") or ""
             last_failure[event["host"]] = f"{event['task']}: {text}".strip()
+            # The lock's refusal: nothing was changed, the host is another run's.
             if event.get("role") == LOCK_ROLE:
                 locked.add(event["host"])
                 last_failure[event["host"]] = text

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.children import Interrupted, signal_name
 
 INTERRUPTED_SCHEMA = "ascend-env/interrupted/v1"
+LOCK_ROLE = "host_lock"
 Event = dict[str, Any]
 
 
@@ -69,8 +70,9 @@ def positions(events: list[Event]) -> list[HostPosition]:
         where = state.setdefault(event["host"], HostPosition(host=event["host"]))
         role = event.get("role")
         if kind == "start":
+            # The lock is bookkeeping, not a step of the install.
             if where.role and where.role != role and where.role not in where.completed \
-                    and not where.in_progress and not where.failed:
+                    and where.role != LOCK_ROLE and not where.in_progress and not where.failed:
                 where.completed.append(where.role)
             task = str(event.get("task") or "")
             # Ansible names a role's task `role : name`; the role is shown on its own.

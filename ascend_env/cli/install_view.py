@@ -160,8 +160,9 @@ def _print_interrupted(account: Interruption) -> None:
 
     first, *rest = lines(account)
     console.print(f"[red]{escape(first)}[/red]")
+    # Unwrapped: the log's path and the command are copied from here as they are.
     for line in rest:
-        console.print(escape(line))
+        console.print(escape(line), soft_wrap=True)
 
 
 def render_interrupted(account: Interruption, *, as_json: bool) -> None:

@@ -211,7 +211,9 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
         stopped = stopped_run.account
         return InstallSummary(
             spec=spec.name, digest=spec.digest(), check=options.check, log=stopped.log,
-            hosts=[HostResult(host=where.host, status="interrupted", message=where.describe())
+            hosts=[HostResult(host=where.host, status="interrupted", ok=where.tasks_done,
+                              changed=where.changed, failed=int(where.failed),
+                              message=where.describe())
                    for where in stopped.hosts], notes=notes, interrupted=stopped)
     results = summarize(events)
     notes += takeovers(events)
