@@ -8,8 +8,8 @@ tests/ansible/test_argument_specs.py keeps these models and those specs in agree
 
 Extra vars outrank every inventory variable, so what an inventory may set per host (the
 install path, the running user) is sent under the spec's name (`ascend_spec_install_path`,
-`ascend_spec_user`) and becomes `ascend_install_path`/`ascend_user` in
-playbooks/group_vars/all, below the inventory's host and group variables.
+`ascend_spec_user`) and becomes the default of `ascend_install_path`/`ascend_user` in the
+ascend role (playbooks/roles/ascend/defaults/main.yml), below every inventory variable.
 """
 
 from __future__ import annotations

@@ -114,24 +114,35 @@ def test_a_per_host_install_path_is_what_that_host_gets(tmp_path: Path,
     assert not roles & {"user", "driver", "firmware", "hdk_reboot", "cann", "python"}
     env_tasks = [e["task"] for e in results(events, "nodeA") if e["task"].startswith("env : ")]
     assert VALIDATION in env_tasks[0]
+    # The host's settings are checked first of all (the ascend role, preflight's dependency).
+    checks = [e["task"].split(" : ")[0] for e in results(events, "nodeA")
+              if VALIDATION in e["task"] and not e["task"].startswith("host_lock")]
+    assert checks[:2] == ["ascend", "preflight"], checks
     assert {r.host: r.status for r in summarize(events)} == dict.fromkeys(
         ("nodeA", "nodeB", "nodeC"), "changed")
 
 
 def test_a_wrong_per_host_type_is_refused_before_any_task(tmp_path: Path,
                                                           local_vars: dict[str, Any]) -> None:
-    rc, _log, events = run(tmp_path, local_vars, {"nodeA": "preflight_min_free_mb=plenty",
-                                                 "nodeB": ""})
+    """A setting of the host (the ascend role's) or of one role (preflight's)."""
+    rc, _log, events = run(tmp_path, local_vars, {
+        "nodeA": "preflight_min_free_mb=plenty",
+        "nodeB": """ascend_extra_users='{"alice": "admin"}'""", "nodeC": ""})
     assert rc != 0
-    failed = [e for e in results(events, "nodeA") if e["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["task"].startswith(f"preflight : {VALIDATION}")
-    assert "argument 'preflight_min_free_mb' is of type str and we were unable to convert " \
-        "to int" in failed[0]["message"]
-    assert ran(events, "nodeA") == []
-    # The other host, whose values are right, goes on.
+    for host, role, says in (
+            ("nodeA", "preflight", "argument 'preflight_min_free_mb' is of type str and we "
+             "were unable to convert to int"),
+            ("nodeB", "ascend", "argument 'ascend_extra_users' is of type dict and we were "
+             "unable to convert to list")):
+        failed = [e for e in results(events, host) if e["status"] == "failed"]
+        assert len(failed) == 1 and failed[0]["task"].startswith(f"{role} : {VALIDATION}")
+        assert says in failed[0]["message"], failed[0]["message"]
+        assert ran(events, host) == []
+    # The host whose values are right goes on.
     assert "preflight : Read the host as the doctor does (the doctor's probe)" in \
-        ran(events, "nodeB")
-    assert {r.host: r.status for r in summarize(events)}["nodeA"] == "failed"
+        ran(events, "nodeC")
+    assert {r.host: r.status for r in summarize(events)} == {
+        "nodeA": "failed", "nodeB": "failed", "nodeC": "changed"}
 
 
 def test_a_bad_choice_given_with_e_is_refused_for_every_host(tmp_path: Path,
