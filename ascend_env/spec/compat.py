@@ -104,7 +104,6 @@ def _check_driver(spec: EnvSpec, row: CannRow, matrix: Matrix) -> list[Problem]:
     driver = spec.driver.version
     release = hdk.release_of(driver)
     cann = spec.cann.version
-    minimum = row.minimum_hdk()
     row_text = f"CANN {row.cann.raw} -> HDK {row.hdk.raw if row.hdk else 'not confirmed'}"
     if row.conflict is not None:
         row_text += f"; conflict #{row.conflict}"
@@ -124,10 +123,10 @@ def _check_driver(spec: EnvSpec, row: CannRow, matrix: Matrix) -> list[Problem]:
                         alternatives=matrix.nearest_hdk(driver))]
     if row.hdk is None:
         return []
-    if minimum is not None and release < minimum:
+    if release < row.hdk and not row.accepts_hdk(driver, hdk):
         return [Problem(path="driver.version", value=driver.raw, row=row_text,
                         severity="warning",
-                        message=f"driver {driver.raw} is older than HDK {minimum.raw}, which "
+                        message=f"driver {driver.raw} is older than HDK {row.hdk.raw}, which "
                                 f"CANN {cann.raw} was released with; no source says the pair "
                                 "fails, and on the host CANN's own compatible_version list "
                                 "decides",

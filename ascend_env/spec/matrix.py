@@ -104,11 +104,14 @@ class CannRow(_Strict):
     conflict: int | None = None
 
     def minimum_hdk(self) -> AscendVersion | None:
-        """The oldest driver this CANN accepts: stated minimum, else oldest compatible line."""
+        """The oldest driver a source says this CANN accepts: the stated minimum, else the
+        oldest line its compatibility list names (with the paired HDK); None where the only
+        fact is the HDK it was released with, which is no minimum (a CANN's own
+        compatible_version list often names older drivers, ascend-facts §3.3)."""
         if self.hdk_min is not None:
             return self.hdk_min
         candidates = [AscendVersion.parse(f"{line}.RC1") for line in self.hdk_compatible]
-        if self.hdk is not None:
+        if candidates and self.hdk is not None:
             candidates.append(self.hdk)
         return min(candidates) if candidates else None
 
