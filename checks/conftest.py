@@ -113,6 +113,9 @@ def devices(facts: Facts, driver: DriverFacts) -> list[NpuDevice]:
         pytest.skip("npu-smi is not installed (it comes with the driver)")
     if facts.npu_smi.error and not facts.devices:
         pytest.skip(f"npu-smi does not answer (see driver.npu-smi): {facts.npu_smi.error}")
+    if not facts.devices and facts.npu_smi.tool_version is None:
+        # Nothing of its table was read: "no device" would be a guess (see driver.npu-smi).
+        pytest.skip("npu-smi's device table could not be read (see driver.npu-smi)")
     return facts.devices
 
 

@@ -120,12 +120,33 @@ def parse_hccn_lldp(text: str) -> dict[str, str] | None:
     return _pairs(text) or None
 
 
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ ")
+
+
+def _bracketed(line: str) -> list[tuple[str, str]]:
+    """(key, value) of each `key[value]` of a line, the key being the run of letters, `_` and
+    spaces before the bracket that starts with a letter. Read backwards from each bracket, so
+    a long line costs its length once (a lazy regex for the key retried every start)."""
+    fields = []
+    end = 0
+    for match in _BRACKETED.finditer(line):
+        start = match.start()
+        while start > end and line[start - 1] in _KEY_CHARS:
+            start -= 1
+        key = line[start:match.start()].lstrip("_ ")
+        if key:
+            fields.append((key, match.group(1)))
+        end = match.end()
+    return fields
+
+
 def parse_hccn_tls(text: str) -> dict[str, str] | None:
     """`-tls -g`: `dev_id:0, tls switch[0](0:disable, 1:enable), ...` -> {"dev_id": "0",
     "tls switch": "0", ...}; lines of another form as `key: value`."""
     out: dict[str, str] = {}
     for line in text.splitlines():
-        fields = re.findall(r"([A-Za-z][A-Za-z_ ]*?)\[([^\]]*)\]", line)
+        fields = _bracketed(line)
         if not fields:
             for key, value in _pairs(line).items():
                 out.setdefault(key, value)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,62 @@ class OsRelease:
     values: dict[str, str] = field(default_factory=dict)
 
 
+# The characters that end a run of plain text in a shell word, and inside double quotes.
+_PLAIN_END = re.compile(r"[\s'\"\\]")
+_DOUBLE_END = re.compile(r'["\\]')
+# Inside double quotes a backslash escapes only these (POSIX shell, 2.2.3).
+_DOUBLE_ESCAPES = frozenset('$`"\\\n')
+
+
+def shell_words(text: str) -> list[str] | None:
+    """The words a POSIX shell reads from one assignment value (quotes and backslashes
+    removed, no expansion), or None where a quote is left open. Linear in the text: it jumps
+    from one special character to the next (shlex is quadratic in a token's length)."""
+    words: list[str] = []
+    word: list[str] = []
+    started = False
+    at, end = 0, len(text)
+    while at < end:
+        stop = _PLAIN_END.search(text, at)
+        cut = stop.start() if stop else end
+        if cut > at:
+            word.append(text[at:cut])
+            started = True
+        if stop is None:
+            break
+        char, at = text[cut], cut + 1
+        if char == "'":
+            close = text.find("'", at)
+            if close < 0:
+                return None
+            word.append(text[at:close])
+            at, started = close + 1, True
+        elif char == '"':
+            while True:
+                inner = _DOUBLE_END.search(text, at)
+                if inner is None:
+                    return None
+                word.append(text[at:inner.start()])
+                at = inner.end()
+                if text[inner.start()] == '"':
+                    break
+                if at < end:  # a backslash: it escapes only some characters
+                    word.append(text[at] if text[at] in _DOUBLE_ESCAPES else "\\" + text[at])
+                    at += 1
+            started = True
+        elif char == "\\":
+            if at == end:  # a line continuation: the value goes on in a line not given
+                return None
+            word.append(text[at])
+            at, started = at + 1, True
+        elif started:  # whitespace ends a word
+            words.append("".join(word))
+            word, started = [], False
+    if started:
+        words.append("".join(word))
+    return words
+
+
 def parse_os_release(text: str) -> OsRelease:
     """os-release(5): shell-quoted KEY=VALUE."""
     values: dict[str, str] = {}
@@ -39,12 +94,9 @@ def parse_os_release(text: str) -> OsRelease:
         if "=" not in line or line.lstrip().startswith("#"):
             continue
         key, value = line.split("=", 1)
-        try:
-            words = shlex.split(value)
-            value = " ".join(words)
-        except ValueError:
-            value = value.strip().strip("\"'")
-        values[key.strip()] = value
+        words = shell_words(value)
+        values[key.strip()] = " ".join(words) if words is not None \
+            else value.strip().strip("\"'")
     return OsRelease(
         id=values.get("ID") or None, id_like=values.get("ID_LIKE", "").split(),
         version_id=values.get("VERSION_ID") or None,
