@@ -173,11 +173,6 @@ def supervision() -> Iterator[None]:
         _state.tethers.clear()
 
 
-def reset() -> None:
-    """Forget a stop (for a command run again in the same process, as tests do)."""
-    _state.signum = None
-
-
 def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
           stderr: IO[Any] | int | None = None, stdin: IO[Any] | int | None = subprocess.DEVNULL,
           env: dict[str, str] | None = None, cwd: Path | None = None,
@@ -193,6 +188,9 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
     # its child), so that no stop falls between its start and its handlers; a stop here
     # waits until the tether is registered.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    # From here to the end of wait(), a stop lets the child wind down instead of raising in
+    # the middle: the caller reports where it stopped.
+    _state.waiting += 1
     try:
         with _state.lock:
             # Its own session: a terminal's ^C or hang-up reaches it only through the
@@ -200,47 +198,20 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
             process = subprocess.Popen([*command, "--", *argv], stdout=stdout, stderr=stderr,
                                        stdin=stdin, env=env, cwd=cwd, start_new_session=True)
             _state.tethers.add(process.pid)
+    except BaseException:
+        _state.waiting -= 1
+        raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return process
 
 
-def wait(process: subprocess.Popen[bytes], timeout: float | None = None) -> int:
-    """Wait for a spawned child; a stop meanwhile lets it wind down (the caller then asks
-    interruption()). On timeout the child's tree is stopped and TimeoutExpired raised."""
-    _state.waiting += 1
+def wait(process: subprocess.Popen[bytes]) -> int:
+    """Wait for a spawned child (every spawn() is followed by one wait()); a stop meanwhile
+    lets it wind down, and the caller then asks interruption()."""
     try:
-        try:
-            return process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGTERM)
-            process.wait()
-            raise
+        return process.wait()
     finally:
         _state.waiting -= 1
         with _state.lock:
             _state.tethers.discard(process.pid)
-
-
-def run(argv: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
-        cwd: Path | None = None, input_text: str | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(capture_output=True, text=True) for a tethered child; after a stop,
-    Interrupted once the child is gone."""
-    import tempfile  # noqa: PLC0415
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.TemporaryFile() as source:
-        stdin: int | IO[Any] = subprocess.DEVNULL
-        if input_text is not None:
-            source.write(input_text.encode())
-            source.seek(0)
-            stdin = source
-        process = spawn(argv, stdout=out, stderr=err, stdin=stdin, env=env, cwd=cwd)
-        code = wait(process, timeout)
-        if _state.signum is not None:
-            raise Interrupted(_state.signum)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(argv, code, out.read().decode(errors="replace"),
-                                           err.read().decode(errors="replace"))
