@@ -6,8 +6,10 @@ read-only commands never touch it."""
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -29,7 +31,12 @@ from tests.install.test_install_sim import (  # noqa: F401 (fixtures)
     sim_repo,
     statuses,
 )
-from tests.install.test_interrupt_sim import Started, cli, started  # noqa: F401 (fixture)
+from tests.install.test_interrupt_sim import (  # noqa: F401 (fixture)
+    Started,
+    cli,
+    marked,
+    started,
+)
 from tests.sim.fixtures import FleetFactory, SimFleet
 from tests.sim.reboot import BOOT_ID
 
@@ -103,7 +110,8 @@ def test_a_stale_lock_is_taken_over_saying_whose(
 
 
 def test_fixes_take_the_lock_and_read_only_commands_never_do(
-        sim_private_fleet: FleetFactory, tmp_path: Path) -> None:
+        sim_private_fleet: FleetFactory, tmp_path: Path,
+        started: list[Started]) -> None:  # noqa: F811
     fleet = sim_private_fleet(hosts=1, state="provisioned", devices=2)
     root = fleet.root("sim1")
     h.make_ready(root)
@@ -141,6 +149,20 @@ def test_fixes_take_the_lock_and_read_only_commands_never_do(
     assert (root / LOCK).read_bytes() == held
 
     (root / LOCK).unlink()  # the other run ended
+    # A fix run stopped by SIGTERM: exit 143, the account alone as JSON, nothing left.
+    fixing = Started([sys.executable, "-m", "ascend_env", "doctor", *common[:-2], "--fix"],
+                     tmp_path / "stopped-fix")
+    started.append(fixing)
+    fixing.wait_for_start("Take the host's ascend-env lock")
+    os.kill(fixing.process.pid, signal.SIGTERM)
+    code, out, err = fixing.finish()
+    assert code == 143, err[-2000:]
+    account = json.loads(out)
+    assert account["schema"] == "ascend-env/interrupted/v1" and account["signal"] == "SIGTERM"
+    assert [where["host"] for where in account["hosts"]] == ["sim1"]
+    assert account["resume"].startswith("ascend-env doctor --inventory ")
+    assert marked(fixing.marker) == []
+    # Run again: the stopped run's lock is taken over (its ascend-env is gone), the fix done.
     done = invoke("doctor", *common, "--fix")
     report = json.loads(done.out)
     report = report["hosts"][0] if "hosts" in report else report
