@@ -2,14 +2,18 @@
 run by playbooks/roles/host_lock): who this run is, whether a holder's run is gone, and how
 a holder is named to the operator.
 
-A holder from this controller is gone when its process is (its pid no longer runs with the
-start time recorded) or when this controller has rebooted since. A holder from another
+A holder from this controller is gone when its run is: nothing holds the run's own lock file
+on the controller any more (flock(2), held by ascend-env and by the tether of its
+ansible-playbook until that has stopped, so a killed ascend-env's playbook still counts until
+it is gone), or, for a holder without one, when its pid no longer runs with the start time
+recorded; or when this controller has rebooted since. A holder from another
 controller cannot be judged from here: it stays until its run releases it, the host reboots,
 or the operator removes the lock file after making sure that run is over.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import socket
@@ -55,9 +59,11 @@ def command_line(argv: list[str] | None = None) -> str:
     return shlex.join([first, *args[1:]])
 
 
-def holder(command: str | None = None) -> dict[str, Any]:
-    """This run, as the lock on each host names it."""
+def holder(command: str | None = None, run_lock: Path | None = None) -> dict[str, Any]:
+    """This run, as the lock on each host names it; `run_lock` is the file this run holds
+    locked on the controller while it runs."""
     return {"schema": HOLDER_SCHEMA, "controller": socket.gethostname(),
+            "run_lock": str(run_lock) if run_lock else None,
             "controller_boot_id": boot_id(), "pid": os.getpid(),
             "pid_start": start_time(os.getpid()), "command": command or command_line(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -70,11 +76,38 @@ def holder_gone(found: Any) -> bool:
         return False
     if found.get("controller_boot_id") != boot_id():
         return True  # this controller rebooted since: nothing of that run is left
+    run_lock = found.get("run_lock")
+    if isinstance(run_lock, str) and run_lock:
+        return not run_lock_held(Path(run_lock))
     pid = found.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
     started = start_time(pid)
     return started is None or started != found.get("pid_start")
+
+
+def hold_run_lock(path: Path) -> int:
+    """Create and lock `path` for this run: a file descriptor to keep open while it runs."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def run_lock_held(path: Path) -> bool:
+    """Whether some process still holds a run's lock file (its run goes on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def describe(found: Any) -> str:

@@ -22,10 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ascend_env.ansible.host_lock import command_line, holder
+from ascend_env.ansible.host_lock import command_line, hold_run_lock, holder
 from ascend_env.ansible.stopped import LOCK_ROLE, RunStopped, interruption
 from ascend_env.core import children
 from ascend_env.core.errors import UsageError
+from ascend_env.core.host_target import parse_host
 from ascend_env.core.resources import shipped_dir
 
 # Where runs keep their Ansible log and events unless --log-dir says otherwise.
@@ -75,8 +76,8 @@ def _inventory_args(run: PlaybookRun) -> list[str]:
         if not run.inventory.exists():
             raise UsageError(f"inventory {run.inventory} does not exist")
         return ["-i", str(run.inventory)]
-    if run.host is not None:
-        return ["-i", f"{run.host},"]
+    if run.host is not None:  # the commands refused a target Ansible cannot reach already
+        return parse_host(run.host).ansible_args("ansible-playbook")
     # No inventory: this machine.
     return ["-i", "localhost,", "-c", "local"]
 
@@ -128,8 +129,12 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
     hand on every host, then stops it and its workers, and RunStopped says where it was.
     """
     run_dir = _run_dir(run.log_dir or RUNS_DIR)
+    # Held while this run goes on (by this process, and by the tether until ansible-playbook
+    # is gone): what tells another run on this controller whether a host's lock is stale.
+    run_lock = run_dir / "run.lock"
     # Who holds each host's lock (the host_lock role), and how long to wait for another's.
-    ours = {"ascend_lock_holder": holder(), "ascend_lock_wait": run.lock_wait, **variables}
+    ours = {"ascend_lock_holder": holder(run_lock=run_lock), "ascend_lock_wait": run.lock_wait,
+            **variables}
     (run_dir / "extra-vars.json").write_text(json.dumps(ours, indent=2))
     events_path, log_path = run_dir / "events.jsonl", run_dir / "ansible.log"
     playbooks = shipped_dir("playbooks")
@@ -162,14 +167,16 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
     stop = threading.Event()
     follower = threading.Thread(target=_tail, args=(events_path, stop, collect), daemon=True)
     follower.start()
+    run_fd = hold_run_lock(run_lock)
     try:
         with log_path.open("w", encoding="utf-8") as log:
             log.write("$ " + " ".join(command) + "\n")
             log.flush()
             process = children.spawn(command, stdout=log, stderr=log, env=env,
-                                     stop_file=stop_file)
+                                     stop_file=stop_file, pass_fds=(run_fd,))
             rc = children.wait(process)
     finally:
+        os.close(run_fd)
         stop.set()
         follower.join()
     signum = children.interruption()

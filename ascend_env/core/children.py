@@ -176,8 +176,10 @@ def supervision() -> Iterator[None]:
 def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
           stderr: IO[Any] | int | None = None, stdin: IO[Any] | int | None = subprocess.DEVNULL,
           env: dict[str, str] | None = None, cwd: Path | None = None,
-          stop_file: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start argv under a tether; refused once a stop has come (nothing new starts then)."""
+          stop_file: Path | None = None, pass_fds: tuple[int, ...] = ()
+          ) -> subprocess.Popen[bytes]:
+    """Start argv under a tether; refused once a stop has come (nothing new starts then).
+    `pass_fds` are kept open in the tether (not in the child) until the child's tree is gone."""
     if _state.signum is not None:
         raise Interrupted(_state.signum)
     command = [sys.executable, "-I", "-S", str(_TETHER), "--parent", str(os.getpid()),
@@ -196,7 +198,8 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
             # Its own session: a terminal's ^C or hang-up reaches it only through the
             # handler here, in order (grace, then the signal, then SIGKILL).
             process = subprocess.Popen([*command, "--", *argv], stdout=stdout, stderr=stderr,
-                                       stdin=stdin, env=env, cwd=cwd, start_new_session=True)
+                                       stdin=stdin, env=env, cwd=cwd, start_new_session=True,
+                                       pass_fds=pass_fds)
             _state.tethers.add(process.pid)
     except BaseException:
         _state.waiting -= 1

@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ascend_env.ansible.host_lock import boot_id, describe, holder, holder_gone, start_time
+from ascend_env.ansible.host_lock import (
+    boot_id,
+    describe,
+    hold_run_lock,
+    holder,
+    holder_gone,
+    start_time,
+)
 from ascend_env.core.resources import remote_source
 
 SOURCE = remote_source("host_lock")
@@ -159,3 +166,27 @@ def test_the_controller_judges_only_its_own_holders(tmp_path: Path) -> None:
     assert not holder_gone({**gone, "controller": "some-other-controller"})
     assert not holder_gone("not a holder")
     assert mine["controller_boot_id"] == boot_id()
+
+
+def test_a_run_is_gone_when_nothing_holds_its_run_lock(tmp_path: Path) -> None:
+    """Per run, not per process: one process's runs one after the other (a library, the
+    tests), and a killed ascend-env whose tether still stops its playbook."""
+    path = tmp_path / "run.lock"
+    fd = hold_run_lock(path)
+    running = holder(run_lock=path)
+    assert not holder_gone(running)
+    os.close(fd)
+    assert holder_gone(running)  # this process lives on, its run ended
+    # Held by another process (as the tether holds it after ascend-env died).
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path\n"
+        "from ascend_env.ansible.host_lock import hold_run_lock\n"
+        f"hold_run_lock(Path({str(path)!r})); print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    assert other.stdout is not None and other.stdout.readline() == "held\n"
+    assert not holder_gone(running)
+    other.kill()
+    other.wait()
+    other.stdout.close()
+    assert holder_gone(running)
+    assert holder_gone({**running, "run_lock": str(tmp_path / "never-made")})
