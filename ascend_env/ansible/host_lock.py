@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 HOLDER_SCHEMA = "ascend-env/host-lock/v1"
-LOCK_PATH = "/run/lock/ascend-env.lock"
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 

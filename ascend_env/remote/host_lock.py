@@ -3,7 +3,7 @@
 for package installs. Runs ON the host (Python 3.8+, standard library only), started by the
 host_lock role as `python3 -c SOURCE take|release ...`.
 
-The lock is a file (default /run/lock/ascend-env.lock) holding its holder as JSON: the
+The lock is a file (default /run/ascend-env.lock) holding its holder as JSON: the
 controller's host name and boot id, ascend-env's pid there and its start time, the command,
 a token, this host's boot id and when it was taken. Every read-decide-write happens under
 flock(2) on a guard file beside it, and the lock is written whole (a temporary file renamed
@@ -24,6 +24,7 @@ Output: one JSON document {"schema", "taken"|"released", "holder", "took_over", 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import fcntl
 import json
@@ -32,7 +33,7 @@ import socket
 import stat
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 SCHEMA = "ascend-env/host-lock-result/v1"
 HELD, UNREADABLE = 3, 4
@@ -70,7 +71,10 @@ def read_holder(path: str) -> Tuple[Optional[Dict[str, Any]], str]:
 
 def write_holder(path: str, holder: Dict[str, Any]) -> None:
     temporary = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    # One left by a run killed while writing (the same pid, after a reboot).
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(holder, handle, sort_keys=True)
         handle.write("\n")
@@ -79,11 +83,21 @@ def write_holder(path: str, holder: Dict[str, Any]) -> None:
     os.rename(temporary, path)
 
 
+@contextlib.contextmanager
+def guard_of(path: str) -> Iterator[int]:
+    """The guard file beside the lock, opened (never through a link) for flock."""
+    fd = os.open(f"{path}.guard", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def attempt(path: str, mine: Dict[str, Any], takeover: str, boot_id: str
             ) -> Tuple[int, Dict[str, Any]]:
     """One try under the guard's flock: (exit code, result document)."""
-    with open(f"{path}.guard", "a", encoding="utf-8") as guard:
-        fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
+    with guard_of(path) as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
         current, unreadable = read_holder(path)
         if unreadable:
             return UNREADABLE, {"taken": False, "holder": None, "reason": unreadable}
@@ -124,8 +138,8 @@ def take(args: argparse.Namespace) -> Tuple[int, Dict[str, Any]]:
 
 
 def release(args: argparse.Namespace) -> Tuple[int, Dict[str, Any]]:
-    with open(f"{args.path}.guard", "a", encoding="utf-8") as guard:
-        fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
+    with guard_of(args.path) as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
         current, _ = read_holder(args.path)
         if current is None or current["token"] != args.token:
             return 0, {"released": False, "holder": current}

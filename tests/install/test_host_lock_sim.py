@@ -1,5 +1,5 @@
 """One change to a host at a time, on simulated hosts (tests/sim): the lock lives on the host
-(/run/lock/ascend-env.lock), taken by site.yml and fix.yml through real ssh. A second install
+(/run/ascend-env.lock), taken by site.yml and fix.yml through real ssh. A second install
 is refused naming the holder, or waits when told to; a stale lock is taken over, saying so;
 read-only commands never touch it."""
 
@@ -42,7 +42,7 @@ from tests.sim.reboot import BOOT_ID
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
-LOCK = "run/lock/ascend-env.lock"
+LOCK = "run/ascend-env.lock"
 
 
 def plant(fleet: SimFleet, host: str, who: dict[str, Any]) -> None:
@@ -141,7 +141,7 @@ def test_fixes_take_the_lock_and_read_only_commands_never_do(
         "env.driver-libraries"}  # nothing was fixed
 
     # Read-only: the doctor, its dry run of the fixes, and collect leave the lock as it is.
-    for args in ((), ("--fix", "--dry-run")):
+    for args in ((), ("--fix", "--check")):
         assert "Traceback" not in invoke("doctor", *common, *args).err
     collected = invoke("collect", "--inventory", str(fleet.inventory), "-o",
                        str(tmp_path / "capture.json"))
