@@ -96,7 +96,7 @@ mirror=$(cat "$work/vendor-url")
 index=$(cat "$work/index-url")
 
 cd "$work"
-step ascend-env fetch --spec lab-a2.yaml --dest ascend-repo --mirror "$mirror" \
+step ascend-env fetch --spec lab-a2.yaml --repo ascend-repo --mirror "$mirror" \
     --catalogue vendor/catalogue-overlay.json --python-wheels --index-url "$index"
 step ascend-env install --spec lab-a2.yaml --inventory hosts.ini --repo ascend-repo \
     --catalogue vendor/catalogue-overlay.json --allow-reboot
@@ -110,7 +110,7 @@ cat <<EOF
    On real hosts, the same commands, with your inventory and the vendor's download site:
 
      ascend-env profiles show 910b --yaml > lab-a2.yaml    # then edit: devices, versions...
-     ascend-env fetch --spec lab-a2.yaml --dest ascend-repo --python-wheels
+     ascend-env fetch --spec lab-a2.yaml --repo ascend-repo --python-wheels
      ascend-env install --spec lab-a2.yaml --inventory hosts.ini --repo ascend-repo --check
      ascend-env install --spec lab-a2.yaml --inventory hosts.ini --repo ascend-repo --allow-reboot
      ascend-env doctor --spec lab-a2.yaml --inventory hosts.ini

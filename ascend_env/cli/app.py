@@ -24,6 +24,7 @@ from ascend_env.cli import (
     smoke_commands,
     spec_commands,
 )
+from ascend_env.cli.renamed import modernize
 from ascend_env.core.children import supervision
 from ascend_env.core.errors import AscendEnvError
 
@@ -66,9 +67,12 @@ def _fail(error: AscendEnvError) -> NoReturn:
 def main() -> None:
     """The command line: user errors become messages and exit codes; a stop signal stops
     every process the command started and ends it with 128 + the signal's number."""
+    argv, warnings = modernize(sys.argv[1:])
+    for warning in warnings:
+        typer.echo(warning, err=True)
     with supervision():
         try:
-            app()
+            app(args=argv, prog_name="ascend-env")
         except AscendEnvError as error:
             _fail(error)
 

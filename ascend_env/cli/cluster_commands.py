@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ascend_env.cli.doctor_commands import InventoryOption, LimitOption
-from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.cli.options import InventoryOption, JsonFlag, LimitOption, ProfileOption, SpecOption
 from ascend_env.core.errors import UsageError
 
 RANKTABLE_SCHEMA = "ascend-env/ranktable/v1"

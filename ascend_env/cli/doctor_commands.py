@@ -9,16 +9,19 @@ from typing import Annotated
 import typer
 
 from ascend_env.cli.install_commands import WaitLockOption
-from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.cli.options import (
+    CheckFlag,
+    HostOption,
+    InventoryOption,
+    JsonFlag,
+    LimitOption,
+    ProfileOption,
+    SpecOption,
+    SshConfigOption,
+)
 from ascend_env.core.errors import UsageError
+from ascend_env.core.host_target import parse_host
 
-InventoryOption = Annotated[Path | None, typer.Option(
-    "--inventory", "-i", help="Ansible inventory; without it and --host, this machine.")]
-LimitOption = Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")]
-HostOption = Annotated[str | None, typer.Option(
-    "--host", help="One target: ssh://user@node, docker://ctr, local://, or a host name.")]
-SshConfigOption = Annotated[Path | None, typer.Option("--ssh-config",
-                                                      help="ssh config for --host.")]
 PythonOption = Annotated[str | None, typer.Option(
     "--python", help="Framework interpreter on the target (default: the spec's venv, python3).")]
 RunUserOption = Annotated[list[str] | None, typer.Option(
@@ -60,8 +63,7 @@ def doctor_command(
     ] = None,
     fix: Annotated[bool, typer.Option("--fix", help="Apply the fixes of failing checks.")
                    ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="With --fix: show, change nothing.")
-                       ] = False,
+    dry_run: CheckFlag = False,
     python: PythonOption = None,
     run_user: RunUserOption = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")
@@ -89,9 +91,11 @@ def doctor_command(
     if sum(x is not None for x in (inventory, host)) + bool(from_files) > 1:
         raise UsageError("name one of --inventory, --host or --from")
     if dry_run and not fix:
-        raise UsageError("--dry-run goes with --fix")
+        raise UsageError("--check goes with --fix")
     if fix and from_files:
         raise UsageError("--fix needs live hosts, not --from captures")
+    if fix and host is not None:  # the fixes run through Ansible: refused before any probe
+        parse_host(host).ansible_args("doctor --fix")
     if wait_lock and not fix:
         raise UsageError("--wait-lock goes with --fix (only a run that changes hosts locks them)")
     check_names(python, run_user)

@@ -3,12 +3,19 @@ causes and fix; with a host, the checks that say which cause holds there."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption
+from ascend_env.cli.options import (
+    HostOption,
+    InventoryOption,
+    JsonFlag,
+    LimitOption,
+    ProfileOption,
+    SpecOption,
+    SshConfigOption,
+)
 from ascend_env.core.errors import UsageError
 
 FilesArgument = Annotated[list[str] | None, typer.Argument(
@@ -18,16 +25,10 @@ FilesArgument = Annotated[list[str] | None, typer.Argument(
 
 def explain(
     files: FilesArgument = None,
-    host: Annotated[str | None, typer.Option(
-        "--host", help="Run the confirming checks on this target (as `doctor --host`).")
-    ] = None,
-    inventory: Annotated[Path | None, typer.Option(
-        "--inventory", "-i", help="Run the confirming checks on every host of an inventory.")
-    ] = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")
-                     ] = None,
-    ssh_config: Annotated[Path | None, typer.Option("--ssh-config", help="ssh config for --host.")
-                          ] = None,
+    host: HostOption = None,
+    inventory: InventoryOption = None,
+    limit: LimitOption = None,
+    ssh_config: SshConfigOption = None,
     profile: ProfileOption = None,
     spec: SpecOption = None,
     as_json: JsonFlag = False,

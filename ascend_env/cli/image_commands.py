@@ -128,7 +128,7 @@ def image_validate(
         "--on-device", help="Also run the level-2 smoke inside, with the NPUs (NPU hosts).")
     ] = False,
     devices: Annotated[str, typer.Option(
-        "--devices", help="With --on-device: NPU numbers (0,1) or all.")] = "0",
+        "--device", help="With --on-device: NPU numbers (0,1) or all.")] = "0",
     runtime: Annotated[RuntimeOption, typer.Option(
         "--runtime", help="With --on-device: how the container gets its NPUs.")
     ] = RuntimeOption.docker,
@@ -160,7 +160,7 @@ def image_validate(
 @image_app.command("run-args")
 def image_run_args(
     devices: Annotated[str, typer.Option(
-        "--devices", help="NPU (davinci) numbers, e.g. 0,1 or 0-3, or all.")] = "all",
+        "--device", help="NPU (davinci) numbers, e.g. 0,1 or 0-3, or all.")] = "all",
     profile: ProfileOption = None,
     spec: SpecOption = None,
     runtime: Annotated[RuntimeOption, typer.Option(

@@ -9,13 +9,21 @@ from typing import Annotated
 import typer
 
 from ascend_env.cli.options import (
+    DEFAULT_REPO,
     ArchOption,
+    CheckFlag,
+    ExtraVarsOption,
+    HostOption,
+    InventoryOption,
     JsonFlag,
+    LimitOption,
     ProfileOption,
+    RepoOption,
     SpecOption,
     arch_value,
 )
 from ascend_env.core.errors import UsageError
+from ascend_env.core.host_target import parse_host
 
 # One change to a host at a time: install and doctor --fix take each host's lock.
 WaitLockOption = Annotated[float, typer.Option(
@@ -25,7 +33,7 @@ WaitLockOption = Annotated[float, typer.Option(
 
 
 def fetch(
-    dest: Annotated[Path, typer.Option("--dest", help="Repository directory to fill.")],
+    dest: RepoOption = DEFAULT_REPO,
     profile: ProfileOption = None,
     spec: SpecOption = None,
     arch: ArchOption = None,
@@ -73,18 +81,15 @@ def install(
     profile: ProfileOption = None,
     spec: SpecOption = None,
     arch: ArchOption = None,
-    inventory: Annotated[Path | None, typer.Option(
-        "--inventory", "-i", help="Ansible inventory; without one, this machine.")] = None,
-    host: Annotated[str | None, typer.Option("--host", help="One host reached over ssh.")
-                    ] = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
-    repo: Annotated[Path, typer.Option("--repo", help="Repository made by `fetch`.")
-                    ] = Path("ascend-repo"),
+    inventory: InventoryOption = None,
+    host: HostOption = None,
+    limit: LimitOption = None,
+    repo: RepoOption = DEFAULT_REPO,
     catalogue: Annotated[Path | None, typer.Option(
         "--catalogue", help="Catalogue overlay used for fetch.")] = None,
     components: Annotated[str | None, typer.Option(
         "--components", help="Comma list: driver,firmware,cann,python,env,user.")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Show what would change.")] = False,
+    check: CheckFlag = False,
     allow_reboot: Annotated[bool, typer.Option(
         "--allow-reboot", help="Reboot hosts after a driver/firmware change.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Allow downgrades.")] = False,
@@ -97,9 +102,7 @@ def install(
     offline: Annotated[bool, typer.Option(
         "--offline", help="Every wheel from the repository; one missing is an error before "
                           "any host is touched.")] = False,
-    extra_vars: Annotated[list[str] | None, typer.Option(
-        "--extra-vars", "-e", help="Passed to ansible-playbook as its -e: key=value, @FILE or "
-                                   "JSON (repeatable; wins over ascend-env's own).")] = None,
+    extra_vars: ExtraVarsOption = None,
     wait_lock: WaitLockOption = 0.0,
     as_json: JsonFlag = False,
 ) -> None:
@@ -114,6 +117,8 @@ def install(
 
     if inventory is not None and host is not None:
         raise UsageError("name either --inventory or --host, not both")
+    if host is not None:  # refused before anything runs, as a target Ansible cannot reach
+        parse_host(host).ansible_args("install")
     merged = load_catalogue()
     if catalogue is not None:
         merged = merged.merged(load_overlay(catalogue))

@@ -18,6 +18,26 @@ class ArchChoice(str, Enum):
 
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+# The words every command uses for the same thing (docs/cli.md lists them); the short forms
+# are Ansible's own (ansible-playbook -i, -l, -e, -C), so operators type what they know.
+InventoryOption = Annotated[Path | None, typer.Option(
+    "--inventory", "-i", help="Ansible inventory; without it and --host, this machine.")]
+LimitOption = Annotated[str | None, typer.Option(
+    "--limit", "-l", help="Ansible host pattern (with --inventory).")]
+HostOption = Annotated[str | None, typer.Option(
+    "--host", help="One target: ssh://user@node[:port], user@node, node, local://, "
+                   "docker://ctr or podman://ctr.")]
+SshConfigOption = Annotated[Path | None, typer.Option("--ssh-config",
+                                                      help="ssh config for --host.")]
+CheckFlag = Annotated[bool, typer.Option(
+    "--check", "-C", help="Show what would change, change nothing (Ansible's check mode).")]
+RepoOption = Annotated[Path, typer.Option(
+    "--repo", help="The repository folder of vendor files and wheels (`fetch` fills it).")]
+DEFAULT_REPO = Path("ascend-repo")
+ExtraVarsOption = Annotated[list[str] | None, typer.Option(
+    "--extra-vars", "-e", help="Passed to ansible-playbook as its -e: key=value, @FILE or "
+                               "JSON (repeatable; wins over ascend-env's own).")]
 ArchOption = Annotated[ArchChoice | None, typer.Option("--arch", help="Host architecture.")]
 ProfileOption = Annotated[str | None, typer.Option("--profile", help="A shipped profile name.")]
 SpecOption = Annotated[Path | None, typer.Option("--spec", help="A spec YAML file.")]

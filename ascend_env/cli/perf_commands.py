@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ascend_env.cli.options import JsonFlag, timeout_option
+from ascend_env.cli.options import (
+    HostOption,
+    InventoryOption,
+    JsonFlag,
+    LimitOption,
+    timeout_option,
+)
 from ascend_env.core.errors import UsageError
 
 
@@ -31,11 +37,9 @@ def perf(
                                      help="Operators and kernels to list.")] = 10,
     timeout: Annotated[float, timeout_option("Seconds the job may run (then it is stopped).")
                        ] = 3600.0,
-    host: Annotated[str | None, typer.Option(
-        "--host", help="Run on this testinfra host (ssh://user@node); default here.")] = None,
-    inventory: Annotated[Path | None, typer.Option(
-        "--inventory", "-i", help="Run on every host of this Ansible inventory.")] = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
+    host: HostOption = None,
+    inventory: InventoryOption = None,
+    limit: LimitOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Where a job's step time goes: profile it (perf -- CMD) or read an output (--from)."""

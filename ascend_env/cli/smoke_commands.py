@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ascend_env.cli.options import JsonFlag, ProfileOption, SpecOption, finite, timeout_option
+from ascend_env.cli.options import (
+    HostOption,
+    InventoryOption,
+    JsonFlag,
+    LimitOption,
+    ProfileOption,
+    SpecOption,
+    finite,
+    timeout_option,
+)
 from ascend_env.core.errors import UsageError
 
 
@@ -57,12 +65,9 @@ def smoke(
     peak_tflops: Annotated[float | None, typer.Option(
         "--peak-tflops", min=0.001, max=1e6, callback=finite,
         help="The chip's fp16 peak, where the data has none.")] = None,
-    host: Annotated[str | None, typer.Option(
-        "--host", help="testinfra host to run on, e.g. ssh://user@node; default here.")
-                    ] = None,
-    inventory: Annotated[Path | None, typer.Option(
-        "--inventory", "-i", help="Run on every host of this Ansible inventory.")] = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="Ansible host pattern.")] = None,
+    host: HostOption = None,
+    inventory: InventoryOption = None,
+    limit: LimitOption = None,
     profile: ProfileOption = None,
     spec: SpecOption = None,
     pairwise: Annotated[bool, typer.Option(

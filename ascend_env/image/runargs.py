@@ -176,7 +176,7 @@ class RunArgsRequest:
 
 def _parse_numbers(text: str) -> list[int]:
     # Bounded before expansion (`0-999999999`, a 5000-digit number); the spec's count below.
-    return parse_device_list(text, option="--devices")
+    return parse_device_list(text, option="--device")
 
 
 def select_devices(request: RunArgsRequest, host: HostView) -> tuple[list[int], list[str]]:
@@ -194,7 +194,7 @@ def select_devices(request: RunArgsRequest, host: HostView) -> tuple[list[int], 
             count = spec.hardware.devices or chip.devices.default
             beyond = [n for n in numbers if n >= count]
             if beyond:
-                raise UsageError(f"--devices {request.devices}: {spec.name} has {count} "
+                raise UsageError(f"--device {request.devices}: {spec.name} has {count} "
                                  f"devices (0-{count - 1}); {beyond} do not exist there")
         return numbers, notes
     if spec is not None and chip is not None:
@@ -206,8 +206,8 @@ def select_devices(request: RunArgsRequest, host: HostView) -> tuple[list[int], 
         return list(range(count)), notes
     present = host.davinci_numbers()
     if not present:
-        raise UsageError("--devices all: this host has no /dev/davinciN; name the devices "
-                         "(--devices 0,1) or the spec (--profile/--spec) whose devices to use")
+        raise UsageError("--device all: this host has no /dev/davinciN; name the devices "
+                         "(--device 0,1) or the spec (--profile/--spec) whose devices to use")
     notes.append(f"devices found on this host: /dev/davinci{{{','.join(map(str, present))}}}")
     return present, notes
 

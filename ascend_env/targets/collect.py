@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.core.errors import UsageError
+from ascend_env.core.host_target import parse_host
 from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import Capture, CaptureError, parse_capture
 from ascend_env.remote import probe
@@ -235,15 +236,7 @@ def _share_connection(host: Any, directory: str | None) -> Any:
 def check_target(target: str) -> None:
     """Refuse a --host that names no host: testinfra would take an empty one for localhost
     over ssh, so `--host ''` would quietly check something else than was meant."""
-    scheme, _, rest = target.rpartition("://")
-    named = rest.rpartition("@")[2].split("?")[0]
-    if scheme != "local" and (not named.strip() or named.startswith(":")):
-        raise UsageError(f"--host {target!r} names no host; give ssh://user@node, "
-                         "docker://ctr, local:// or a host name")
-    if scheme == "local" and rest:  # testinfra ignores it: local://node would check this machine
-        raise UsageError(f"--host {target!r}: local:// is this machine and takes no host name")
-    if _has_control(target):
-        raise UsageError(f"--host {target!r}: a host name holds no control characters")
+    parse_host(target)
 
 
 def _has_control(text: str) -> bool:
@@ -280,15 +273,14 @@ def resolve_hosts(*, inventory: Path | None = None, limit: str | None = None,
                                                   hostvars.get("ansible_control_path_dir"))))
         return found
     assert target is not None
-    check_target(target)
-    spec = target if "://" in target else f"ssh://{target}"
+    parsed = parse_host(target)
+    spec = parsed.url
     kwargs = {"ssh_config": str(ssh_config)} if ssh_config else {}
     try:
         host = testinfra.get_host(spec, **kwargs)
     except Exception as exc:  # testinfra's parsing and backends raise what they like
         raise UsageError(f"--host {target}: {transport_reason(exc)}") from exc
-    name = target.split("://", 1)[-1] if "://" in target else target
-    return [(name or "localhost", _share_connection(host, None))]
+    return [(parsed.name or "localhost", _share_connection(host, None))]
 
 
 def capture_hosts(hosts: list[tuple[str, Any]], options: ProbeOptions,

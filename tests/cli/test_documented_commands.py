@@ -217,7 +217,7 @@ def test_commands_are_shown_where_this_test_sees_them() -> None:
     "ascend-env doctor --only env permissions",          # --only takes one id per flag
     "ascend-env doctor --level 4",                       # out of range
     "ascend-env plan --arch arm",                        # not a choice
-    "ascend-env fetch --profile 910b",                   # --dest is required
+    "ascend-env fetch --profile 910b --repo",            # --repo takes a folder
     "ascend-env smoke --device cpu",                     # --framework is required
     "ascend-env profiles show",                          # NAME is required
     "ascend-env image",                                  # a group, no command
@@ -232,7 +232,7 @@ def test_the_checker_rejects_what_the_cli_rejects(line: str) -> None:
 @pytest.mark.parametrize("line", [
     "ascend-env --version",
     "ascend-env doctor --only env --only permissions",
-    "ascend-env image run-args --devices 0-3 --runtime ascend-docker-runtime",
+    "ascend-env image run-args --device 0-3 --runtime ascend-docker-runtime",
 ])
 def test_the_checker_accepts_what_the_cli_accepts(line: str) -> None:
     (args,) = invocations(line)

@@ -235,7 +235,7 @@ def test_fix_dry_run_then_fix_then_nothing_left(broken: tuple[SimFleet, Path],
                        "permissions.device-nodes",
                        "permissions.run-users", "threads.omp", "python.cann-deps"}
 
-    code, dry = _doctor(inventory, spec_file, tmp_path, "--fix", "--dry-run")
+    code, dry = _doctor(inventory, spec_file, tmp_path, "--fix", "--check")
     assert code == 1
     assert dry["fixes"]["mode"] == "dry-run"
     assert dry["fixes"]["ids"] == ["ld-library-path", "device-permissions", "python-deps",

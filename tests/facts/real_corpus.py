@@ -39,8 +39,13 @@ class RealHost:
         return data
 
 
+# tests/data/real/explain is no host: it is the corpus of real error lines (tests/explain).
+NOT_HOSTS = frozenset({"explain"})
+
+
 def real_hosts() -> list[RealHost]:
-    return [RealHost(id=d.name, folder=d) for d in sorted(REAL.iterdir()) if d.is_dir()]
+    return [RealHost(id=d.name, folder=d) for d in sorted(REAL.iterdir())
+            if d.is_dir() and d.name not in NOT_HOSTS]
 
 
 def capture_of(host: RealHost, npu_smi_info: str | None = None) -> Capture:

@@ -128,9 +128,9 @@ def cases(files: dict[str, Path], out: Path, capture: Path) -> Iterator[Case]:
     for path in spec_files:
         yield Case("files", ("spec", "validate", path))
         yield Case("files", ("plan", "--spec", path))
-        yield Case("files", ("image", "run-args", "--devices", "0", "--spec", path))
+        yield Case("files", ("image", "run-args", "--device", "0", "--spec", path))
         yield Case("files", ("doctor", "--spec", path, "--host", UNREACHABLE))
-        yield Case("files", ("fetch", "--spec", path, "--dest", str(out / "repo"),
+        yield Case("files", ("fetch", "--spec", path, "--repo", str(out / "repo"),
                              "--mirror", CLOSED_URL))
     for path in paths:
         yield Case("files", ("doctor", "--from", path))
@@ -138,14 +138,14 @@ def cases(files: dict[str, Path], out: Path, capture: Path) -> Iterator[Case]:
         yield Case("inventories", ("collect", "-o", str(out / "c.json"), "--inventory", path))
         yield Case("inventories", ("install", "--profile", "910b", "--inventory", path,
                                    "--repo", str(out / "no-repo"), "--check"))
-        yield Case("files", ("fetch", "--profile", "910b", "--dest", str(out / "repo"),
+        yield Case("files", ("fetch", "--profile", "910b", "--repo", str(out / "repo"),
                              "--catalogue", path, "--mirror", CLOSED_URL))
         yield Case("files", ("install", "--profile", "910b", "--host", UNREACHABLE,
                              "--repo", path, "--check"))
         yield Case("output paths", ("collect", "-o", path, "--host", UNREACHABLE))
         yield Case("output paths", ("image", "build", "--profile", "910b", "--context", path,
                                     "--repo", str(out / "no-repo")))
-    yield Case("archives", ("fetch", "--profile", "910b", "--dest", str(out / "repo"),
+    yield Case("archives", ("fetch", "--profile", "910b", "--repo", str(out / "repo"),
                             "--from-dir", str(files["slip.zip"].parent), "--mirror", CLOSED_URL))
     for path in ("/dev/full", "/proc/x.json", "/sys/x.json", str(out), str(out / "no/x.json")):
         yield Case("output paths", ("collect", "-o", path, "--host", UNREACHABLE))
@@ -154,9 +154,9 @@ def cases(files: dict[str, Path], out: Path, capture: Path) -> Iterator[Case]:
         yield Case("output paths", ("image", "build", "--profile", "910b", "--context", path,
                                     "--repo", str(out / "no-repo")))
     for url in URLS:
-        yield Case("urls", ("fetch", "--profile", "910b", "--dest", str(out / "repo"),
+        yield Case("urls", ("fetch", "--profile", "910b", "--repo", str(out / "repo"),
                             "--mirror", url))
-        yield Case("urls", ("fetch", "--profile", "910b", "--dest", str(out / "repo"),
+        yield Case("urls", ("fetch", "--profile", "910b", "--repo", str(out / "repo"),
                             "--python-wheels", "--index-url", url, "--mirror", CLOSED_URL))
     for host in HOSTS:
         yield Case("names", ("doctor", "--host", host))
@@ -170,7 +170,7 @@ def cases(files: dict[str, Path], out: Path, capture: Path) -> Iterator[Case]:
         yield Case("names", ("matrix", "--cann", name))
         yield Case("names", ("doctor", "--only", name, "--host", UNREACHABLE))
         yield Case("names", ("image", "validate", name or "x", "--builder", "docker"))
-        yield Case("names", ("image", "run-args", "--devices", "0", "--image", name))
+        yield Case("names", ("image", "run-args", "--device", "0", "--image", name))
         yield Case("names", ("install", "--profile", "910b", "--components", name or ",",
                              "--host", UNREACHABLE, "--repo", str(out / "no-repo"), "--check"))
     for number in NUMBERS:
@@ -182,10 +182,10 @@ def cases(files: dict[str, Path], out: Path, capture: Path) -> Iterator[Case]:
         yield Case("numbers", ("image", "build", "--profile", "910b", "--gid", number,
                                "--repo", str(out / "no-repo")))
     for devices in DEVICES:
-        yield Case("numbers", ("image", "run-args", "--devices", devices, "--profile", "910b"))
+        yield Case("numbers", ("image", "run-args", "--device", devices, "--profile", "910b"))
         yield Case("numbers", ("smoke", "--device", devices, "--host", UNREACHABLE))
     for size in SIZES:
-        yield Case("numbers", ("image", "run-args", "--devices", "0", "--shm-size", size))
+        yield Case("numbers", ("image", "run-args", "--device", "0", "--shm-size", size))
 
 
 # -- judging one run --------------------------------------------------------------------------

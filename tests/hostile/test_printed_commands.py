@@ -45,7 +45,7 @@ def shell_split(printed: str) -> list[str]:
 def test_hostile_shm_sizes_are_refused(value: str) -> None:
     with pytest.raises(UsageError, match="--shm-size"):
         check_shm_size(value)
-    done = invoke("image", "run-args", "--devices", "0", "--shm-size", value)
+    done = invoke("image", "run-args", "--device", "0", "--shm-size", value)
     assert done.code == 2, done
     assert "reboot" not in done.out  # nothing printed to paste
     assert "Traceback" not in done.out + done.err
@@ -61,7 +61,7 @@ def test_sizes_docker_takes_are_kept(value: str) -> None:
 def test_hostile_image_references_are_refused(image: str) -> None:
     with pytest.raises(UsageError, match="--image"):
         check_image_reference(image)
-    done = invoke("image", "run-args", "--devices", "0", "--image", image)
+    done = invoke("image", "run-args", "--device", "0", "--image", image)
     assert done.code == 2, done
     assert "Traceback" not in done.out + done.err
 
@@ -99,12 +99,12 @@ def test_run_lines_split_back_into_their_argv(tmp_path: Path, install_path: str,
 
 
 def test_printed_text_of_the_cli_splits_into_the_json_args() -> None:
-    as_json = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g", "--json")
+    as_json = invoke("image", "run-args", "--device", "0-1", "--shm-size", "8g", "--json")
     assert as_json.code == 0, as_json
     args = json.loads(as_json.out)["args"]
-    text = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g")
+    text = invoke("image", "run-args", "--device", "0-1", "--shm-size", "8g")
     assert shell_split(text.out) == args
-    line = invoke("image", "run-args", "--devices", "0-1", "--shm-size", "8g",
+    line = invoke("image", "run-args", "--device", "0-1", "--shm-size", "8g",
                   "--image", "ascend-env/910b:8.5.0")
     assert shell_split(line.out) == ["docker", "run", *args, "ascend-env/910b:8.5.0"]
 

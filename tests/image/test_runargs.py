@@ -89,7 +89,7 @@ def test_all_without_spec_or_nodes_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["x", "3-1", ",", "0;1"])
 def test_bad_device_lists(tmp_path: Path, bad: str) -> None:
-    with pytest.raises(UsageError, match="--devices"):
+    with pytest.raises(UsageError, match="--device"):
         run_args(RunArgsRequest(devices=bad), fake_host(tmp_path))
 
 
@@ -120,16 +120,16 @@ def test_shm_size_replaces_ipc_host_and_missing_group_is_noted(tmp_path: Path) -
 
 
 def test_cli_json_and_text() -> None:
-    done = invoke("image", "run-args", "--profile", "910b", "--devices", "0,1", "--runtime",
+    done = invoke("image", "run-args", "--profile", "910b", "--device", "0,1", "--runtime",
                   "ascend-docker-runtime", "--selinux", "off", "--json")
     assert done.code == 0, done.err
     document = json.loads(done.out)
     assert document["schema"] == "ascend-env/run-args/v1"
     assert document["env"] == {"ASCEND_VISIBLE_DEVICES": "0,1"}
-    text = invoke("image", "run-args", "--profile", "910b", "--devices", "0", "--selinux", "off")
+    text = invoke("image", "run-args", "--profile", "910b", "--device", "0", "--selinux", "off")
     assert text.code == 0 and "--device /dev/davinci0 \\\n" in text.out
-    whole = invoke("image", "run-args", "--profile", "910b", "--devices", "0", "--selinux",
+    whole = invoke("image", "run-args", "--profile", "910b", "--device", "0", "--selinux",
                    "off", "--image", "ascend-env/x:1")
     assert whole.out.startswith("docker run ") and whole.out.strip().endswith("ascend-env/x:1")
-    bad = invoke("image", "run-args", "--devices", "zero")
-    assert bad.code == 2 and "--devices" in bad.err
+    bad = invoke("image", "run-args", "--device", "zero")
+    assert bad.code == 2 and "--device" in bad.err

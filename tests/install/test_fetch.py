@@ -207,7 +207,7 @@ def test_overlay_without_digest_is_refused_unless_named(tmp_path: Path) -> None:
     with pytest.raises(CatalogueError, match=r"a\.run"):
         load_overlay(path)
     assert load_overlay(path, allow_unverified=frozenset({"a.run"})).get("a.run") is not None
-    result = invoke("fetch", "--profile", "310p", "--dest", str(tmp_path / "r"),
+    result = invoke("fetch", "--profile", "310p", "--repo", str(tmp_path / "r"),
                     "--catalogue", str(path))
     assert result.code == 2
     assert "--allow-unverified" in result.err
@@ -219,13 +219,13 @@ def test_cli_fetch_json_and_exit_codes(served: tuple[str, ServerState, dict[str,
     overlay = tmp_path / "overlay.json"
     overlay.write_text(json.dumps(overlay_for(files, url)))
     dest = tmp_path / "repo"
-    ok = invoke("fetch", "--profile", "310p", "--dest", str(dest), "--catalogue", str(overlay),
+    ok = invoke("fetch", "--profile", "310p", "--repo", str(dest), "--catalogue", str(overlay),
                 "--json")
     assert ok.code == 0, ok.err
     assert json.loads(ok.out)["schema"] == "ascend-env/repo/v1"
     state.faults[TOOLKIT] = Fault(status=404, times=99)
     (dest / TOOLKIT).unlink()
-    bad = invoke("fetch", "--profile", "310p", "--dest", str(dest), "--catalogue", str(overlay))
+    bad = invoke("fetch", "--profile", "310p", "--repo", str(dest), "--catalogue", str(overlay))
     assert bad.code == 1
     assert "HTTP 404" in bad.out
 
@@ -280,7 +280,7 @@ def test_python_wheels_fill_the_repository_from_an_index(
     overlay.write_text(json.dumps(wheel_overlay(files, url, state.root)))
     stand_in_index(tmp_path / "index")
     dest = tmp_path / "repo"
-    args = ["fetch", "--spec", str(torch_spec(tmp_path)), "--dest", str(dest), "--catalogue",
+    args = ["fetch", "--spec", str(torch_spec(tmp_path)), "--repo", str(dest), "--catalogue",
             str(overlay), "--json"]
     before = invoke(*args)
     assert before.code == 0, before.err  # a gap is reported, not an error, unless asked
@@ -306,7 +306,7 @@ def test_python_wheels_the_index_lacks_make_the_fetch_incomplete(
     overlay.write_text(json.dumps(wheel_overlay(files, url, state.root)))
     stand_in_index(tmp_path / "index", without=("mpmath",))
     with index_server(tmp_path / "index") as index:
-        done = invoke("fetch", "--spec", str(torch_spec(tmp_path)), "--dest",
+        done = invoke("fetch", "--spec", str(torch_spec(tmp_path)), "--repo",
                       str(tmp_path / "repo"), "--catalogue", str(overlay), "--python-wheels",
                       "--index-url", index)
     assert done.code == 1

@@ -139,7 +139,7 @@ def test_bad_mirror_urls_are_refused_when_read(url: str, problem: str, tmp_path:
     with pytest.raises(URLError, match="--mirror") as raised:
         check_url(url, "--mirror")
     assert problem in str(raised.value)
-    result = invoke("fetch", "--profile", "310p", "--dest", str(tmp_path / "r"),
+    result = invoke("fetch", "--profile", "310p", "--repo", str(tmp_path / "r"),
                     "--mirror", url)
     assert result.code == 2, result
     assert problem in result.err
@@ -162,7 +162,7 @@ def test_bad_overlay_urls_are_refused_when_the_overlay_is_read(url: str, problem
     with pytest.raises(CatalogueError, match=r"files\[1\]\.url") as raised:
         load_overlay(path)
     assert problem in str(raised.value)
-    result = invoke("fetch", "--profile", "310p", "--dest", str(tmp_path / "r"),
+    result = invoke("fetch", "--profile", "310p", "--repo", str(tmp_path / "r"),
                     "--catalogue", str(path))
     assert result.code == 2, result
     assert problem in result.err and "Traceback" not in result.err
@@ -365,7 +365,7 @@ def test_a_repository_folder_in_the_wrong_shape_is_an_error_and_nothing_leaves_d
     assert files_under(dest) == before
     overlay = tmp_path / "overlay.json"
     overlay.write_text(json.dumps(overlay_for(files, url)))
-    cli = invoke("fetch", "--profile", "310p", "--dest", str(dest), "--catalogue", str(overlay))
+    cli = invoke("fetch", "--profile", "310p", "--repo", str(dest), "--catalogue", str(overlay))
     assert cli.code == 2, cli
     assert "Traceback" not in cli.err and str(dest) in cli.err
     assert files_under(outside) == {}
@@ -374,6 +374,6 @@ def test_a_repository_folder_in_the_wrong_shape_is_an_error_and_nothing_leaves_d
 def test_dest_that_is_a_file_is_an_error(tmp_path: Path) -> None:
     dest = tmp_path / "repo"
     dest.write_text("x")
-    cli = invoke("fetch", "--profile", "310p", "--dest", str(dest))
+    cli = invoke("fetch", "--profile", "310p", "--repo", str(dest))
     assert cli.code == 2
     assert "not a directory" in cli.err

@@ -93,7 +93,7 @@ def test_fix_network_ip_from_the_plan_then_nothing_to_change(
     assert ports(fleet) == broken
 
     # A dry run shows the setters it would run and changes nothing.
-    code, shown = doctor(fleet, "--spec", str(spec), "--fix", "--dry-run",
+    code, shown = doctor(fleet, "--spec", str(spec), "--fix", "--check",
                          "--log-dir", str(tmp_path / "dry"))
     assert code == 1
     runs = fixes(shown)

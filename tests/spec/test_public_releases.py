@@ -196,12 +196,12 @@ def test_an_impossible_version_is_an_error(version: str, tmp_path: Path) -> None
                for p in json.loads(result.out)["problems"])
 
 
-PYPI = Path(__file__).resolve().parents[1] / "data" / "pypi_releases"
+PYPI = Path(__file__).resolve().parent / "pypi_releases"
 
 
 @pytest.mark.parametrize("framework", ["torch_npu", "mindspore"])
 def test_every_release_on_pypi_is_known(framework: str) -> None:
-    """Each release PyPI lists (tests/data/pypi_releases, with its SOURCE) is a row, an image's
+    """Each release PyPI lists (tests/spec/pypi_releases, with its SOURCE) is a row, an image's
     build or an `unpaired` release of the matrix: none is "unknown"."""
     line = (PYPI / f"{framework.replace('_', '-')}.txt").read_text().strip()
     assert line.startswith("Available versions: ")
