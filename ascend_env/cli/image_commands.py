@@ -105,7 +105,7 @@ def image_build(
                            on_line=_build_line(as_json))
     try:
         result = build_image(chosen, request)
-    except BuilderError as error:  # the build's output explained in place (issue 18)
+    except BuilderError as error:  # the build's output explained in place
         render_build_failure(error, as_json=as_json)
         raise typer.Exit(error.exit_code) from error
     render_image(result, as_json=as_json)

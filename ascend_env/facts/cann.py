@@ -25,7 +25,9 @@ from ascend_env.facts.values import none_if_na, parse_kv
 
 @dataclass(kw_only=True, slots=True)
 class InstallInfo:
-    """ascend_<package>_install.info of a CANN package (ascend-facts §3.3)."""
+    """ascend_<package>_install.info of a CANN package (samples:
+    https://github.com/vllm-project/vllm-ascend/issues/198,
+    https://github.com/vllm-project/vllm-ascend/issues/1047)."""
 
     package_name: str | None = None
     version: str | None = None
@@ -114,7 +116,7 @@ def parse_cann_install_record(text: str) -> CannInstallRecord:
 
 @dataclass(kw_only=True, slots=True)
 class AtbVersionInfo:
-    """NNAL/ATB version.info: `Key : value` lines, unlike the KEY=VALUE files (§3.6)."""
+    """NNAL/ATB version.info: `Key : value` lines, unlike the KEY=VALUE files (https://github.com/vllm-project/vllm-ascend/issues/451)."""
 
     version: str | None = None
     build: str | None = None
@@ -200,7 +202,8 @@ def _cann_at(r: CaptureReader, base: str, arch: str | None) -> CannFacts | None:
 def _linked(r: CaptureReader, base: str, layout: Literal["old", "new"], logical: str
             ) -> bool | None:
     """Whether the toolkit read from `logical` is reached through its layout's link, which
-    the installer makes last (ascend-facts §1.1, §2); None when the capture did not look."""
+    the installer makes last; None when the capture did not look (CANN 8.5.0 install guide,
+    https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html)."""
     link = f"{base}/cann" if layout == "new" else f"{base}/ascend-toolkit/latest"
     if logical == link:
         return True

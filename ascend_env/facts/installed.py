@@ -38,7 +38,10 @@ def parse_version_ranges(text: str) -> list[VersionRange]:
 
 @dataclass(kw_only=True, slots=True)
 class VersionInfo:
-    """driver/version.info or firmware/version.info (ascend-facts §3.1, §3.2)."""
+    """driver/version.info or firmware/version.info (samples:
+    https://github.com/vllm-project/vllm-ascend/issues/451 and the fixture
+    component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt of
+    https://github.com/Ascend/mind-cluster)."""
 
     version: str | None = None
     package_version: str | None = None
@@ -136,7 +139,8 @@ def read_driver(r: CaptureReader, record: AscendInstallRecord,
 
     Without one, a driver that npu-smi answers for is still there: in a container the
     host's driver libraries and npu-smi are mounted and version.info often is not
-    (ascend-facts §8's run line mounts it, many do not). Its version then comes from
+    (the run line in the README of https://github.com/Ascend/cann-container-image mounts
+    it, many do not). Its version then comes from
     npu-smi's title row (`npu-smi 23.0.7  Version: 23.0.7`), and the facts say so.
     """
     found = _version_info(r, "driver", record.driver_install_path)

@@ -26,7 +26,9 @@ class VersionRange:
     """One `[low,high]` (or `[code]`) item of a compatible_version* value; bounds inclusive.
 
     A high bound ending in `.` (`[23.0.0,23.0.0.]`) reads "this prefix and its patch
-    releases" (ascend-facts §3.2, an interpretation); `7.5.99` likewise admits `7.5.99.x`.
+    releases" (our reading of the firmware version.info in
+    https://github.com/Ascend/mind-cluster; not documented); `7.5.99` likewise admits
+    `7.5.99.x`.
     """
 
     low: str
@@ -56,7 +58,7 @@ def any_range_contains(ranges: Iterable[VersionRange], version: AscendVersion | 
 
 @dataclass(kw_only=True, slots=True)
 class AscendInstallRecord:
-    """/etc/ascend_install.info: who runs the driver and where it is (ascend-facts §3.5)."""
+    """/etc/ascend_install.info: who runs the driver and where it is (sample: https://github.com/liguodongiot/llm-action/blob/main/docs/llm_localization/ascend910-env-install.md)."""
 
     user_name: str | None = None
     user_group: str | None = None
@@ -159,7 +161,7 @@ class DriverFacts:
     package_version: str | None = None
     inner_version: str | None = None
     install_path: str
-    complete: bool  # driver/tools/upgrade-tool present (ADEP26's test)
+    complete: bool  # driver/tools/upgrade-tool present (ascend-deployer's test, https://pypi.org/project/ascend-deployer/26.0.0/)
     compatible_firmware: list[VersionRange] = field(default_factory=list)
     compatible_cann: list[VersionRange] = field(default_factory=list)
     # "version.info", or "npu-smi" where npu-smi answers but version.info is not visible (a
@@ -208,7 +210,7 @@ class CannFacts:
     kernel_socs: list[str] = field(default_factory=list)
     set_env: str | None = None  # the documented set_env.sh, if present
     # The toolkit's install info: its inner release code and the driver inner codes it
-    # states it runs on (`compatible_version=[V100R001C15],...`, ascend-facts §3.3).
+    # states it runs on (`compatible_version=[V100R001C15],...`, https://github.com/vllm-project/vllm-ascend/issues/1047).
     inner_version: str | None = None
     compatible_driver: list[VersionRange] = field(default_factory=list)
     # Reached through its layout's link (`cann` from 8.5, else `ascend-toolkit/latest`),
@@ -429,7 +431,7 @@ class HostNic:
 class NetworkFacts:
     """The NPUs' network ports (hccn_tool, /etc/hccn.conf) and the host's own interfaces."""
 
-    # The capture looked for hccn_tool (probes before issue 17 did not): without it the
+    # The capture looked for hccn_tool (older probes did not): without it the
     # device network is "not captured" and the checks that need it skip.
     captured: bool = False
     hccn_tool: bool = False  # found on the host

@@ -57,7 +57,7 @@ class NpuListEntry:
 
 @dataclass(kw_only=True, slots=True)
 class NpuSmiList:
-    """`npu-smi info -l`: NPU ids and chips per NPU (ids need not be 0..N-1, §4.5)."""
+    """`npu-smi info -l`: NPU ids and chips per NPU (ids need not be 0..N-1, https://github.com/ascend-ai-coding/awesome-ascend-skills/issues/78)."""
 
     count: int | None = None
     count_field: str | None = None  # 'Total Count' or 'Card Count'
@@ -89,7 +89,9 @@ def parse_npu_smi_list(text: str) -> NpuSmiList:
 
 @dataclass(kw_only=True, slots=True)
 class NpuSmiBoard:
-    """`npu-smi info -t board -i N` (ascend-facts §4.6); `compatibility` is driver vs firmware."""
+    """`npu-smi info -t board -i N` (sample:
+    https://github.com/Ascend/mind-cluster/blob/master/docs/en/faultdiag/user_guide/03_collecting_logs.md);
+    `compatibility` is driver vs firmware."""
 
     npu_id: int | None = None
     chip_id: int | None = None
@@ -174,7 +176,8 @@ def worst_health(values: Iterable[str | None]) -> str | None:
 
 
 def parse_npu_smi_health(text: str) -> NpuSmiHealth:
-    """Both health pages (§4.7), including the tab-indented multi-line alarm form."""
+    """Both health pages, including the tab-indented multi-line alarm form (npusmi_027 and
+    npusmi_028 of https://www.hiascend.com/document/detail/zh/Atlas%20200I%20A2/2520/re/npu/)."""
     out = NpuSmiHealth()
     for record in _colon_records(text):
         keys = dict(record)

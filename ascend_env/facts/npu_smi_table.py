@@ -115,7 +115,7 @@ def _is_bottom(cells: list[str]) -> bool:
 
 
 def parse_npu_smi_info(text: str) -> NpuSmiInfo:
-    """Every published layout of `npu-smi info` (ascend-facts §4.1-4.3, tests/data/real).
+    """Every published layout of `npu-smi info` (tests/data/real, each sample with its source).
 
     Rows are read by cells, not columns, so table width does not matter: 910B/910 tables
     (`Chip` under `NPU Name`), 310P tables (`Chip Device`, the NPU id repeated per chip), A3
@@ -192,7 +192,7 @@ def _chip_row(top: list[str], bottom: list[str], top_names: list[str],
     bus = bottom[1] if len(bottom) > 1 else ""
     if _BUS_ID.match(bus):
         row.bus_id = bus.lower()
-    elif bus != "NA":  # NA: no PCIe bus id on this product (Atlas 200I A2, §4.3)
+    elif bus != "NA":  # NA: no PCIe bus id on this product (Atlas 200I A2, https://www.hiascend.com/document/detail/zh/Atlas%20200I%20A2/2520/re/npu/npusmi_007.html)
         row.unparsed.append(f"Bus-Id '{bus}'")
     power_temp = top[2].split() if len(top) > 2 else []
     for value, attr, column in zip(power_temp[:2], ("power_w", "temp_c"),
@@ -226,6 +226,7 @@ def _process_row(info: NpuSmiInfo, cells: list[str], line: str) -> None:
             pid=to_int(cells[1]), name=none_if_na(cells[2]),
             memory_mb=to_int(cells[3]) if len(cells) > 3 else None))
         return
-    # ADEP26 treats any other row in the process table as "occupied": keep it visible.
+    # ascend-deployer treats any other row in the process table as "occupied": keep it
+    # visible (https://pypi.org/project/ascend-deployer/26.0.0/).
     info.processes.append(NpuProcess(name=" ".join(c for c in cells if c) or None))
     info.notes.append(f"unparsed npu-smi process row: {line[:120]}")

@@ -17,7 +17,7 @@ from ascend_env.spec.matrix import ChipName, load_chips
 
 @dataclass(kw_only=True, slots=True)
 class PciFunction:
-    """One PCI function of vendor 0x19e5 (ascend-facts §7)."""
+    """One PCI function of vendor 0x19e5 (ascend-deployer's module_utils/common_info.py, https://pypi.org/project/ascend-deployer/26.0.0/)."""
 
     address: str
     vendor: str | None = None

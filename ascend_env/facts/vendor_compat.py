@@ -1,6 +1,7 @@
 """The vendor's own statement whether an installed driver and CANN work together.
 
-Both sides carry it (ascend-facts §3.1, §3.3): CANN's install info lists the driver inner
+Both sides carry it (https://github.com/vllm-project/vllm-ascend/issues/451,
+https://github.com/vllm-project/vllm-ascend/issues/1047): CANN's install info lists the driver inner
 codes it runs on (`compatible_version=[V100R001C15],[V100R001C18],...`, ranges allowed) and
 the driver's version.info has its own code (`Innerversion=V100R001C15SPC012B220`) and lists
 the CANN codes it runs (`compatible_version=[V100R001C13],...`). Either list naming the other

@@ -40,7 +40,7 @@ FRAMEWORK_COMPONENTS = ("torch", "torch_npu", "mindspore")
 BASE_NAMES = {"openeuler": "openeuler/openeuler"}
 # Where the `pip` stage unpacks pip's wheel; the final stage mounts it from there.
 PIP_DIR = "/opt/ascend-env-pip"
-# HwHiAiUser's ids in the legacy official images (peers.md §5.3).
+# HwHiAiUser's ids in the legacy official images (https://github.com/Ascend/ascend-docker-image).
 DEFAULT_GID = 1000
 DEFAULT_UID = 1000
 

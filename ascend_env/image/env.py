@@ -1,9 +1,9 @@
 """What CANN's set_env.sh scripts export, per CANN era, as the image's ENV lines.
 
 The official images copy these variables into `ENV` so that nothing needs sourcing
-(ascend-facts §2.2, the table "Full set as copied into the official images"). Path lists are
-written out in full, never as `$LD_LIBRARY_PATH` appends, so the image does not depend on
-what the base image happened to set.
+(the ENV lines of cann/*/Dockerfile in https://github.com/Ascend/cann-container-image).
+Path lists are written out in full, never as `$LD_LIBRARY_PATH` appends, so the image does not
+depend on what the base image happened to set.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from ascend_env.spec.envspec import EnvSpec
 
 # PATH of the Debian/Ubuntu/openEuler base images; the CANN entries go in front of it.
 SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-# NNAL's set_env.sh defaults (ascend-facts §2.2, "NNAL script"); the misspelt GLOABL is theirs.
+# NNAL's set_env.sh defaults; the misspelt GLOABL is theirs (the Dockerfiles of
+# https://github.com/Ascend/cann-container-image).
 ATB_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("ATB_STREAM_SYNC_EVERY_KERNEL_ENABLE", "0"),
     ("ATB_STREAM_SYNC_EVERY_RUNNER_ENABLE", "0"),
@@ -68,7 +69,8 @@ def cann_env(spec: EnvSpec) -> ImageEnv:
     variables += [("ASCEND_HOME_PATH", home), ("ASCEND_OPP_PATH", f"{home}/opp"),
                   ("ASCEND_AICPU_PATH", home), ("TOOLCHAIN_HOME", f"{home}/toolkit")]
     if spec.cann.version.release() >= CMAKE_FROM:
-        # 9.0.0+ images add CMake's search path (ascend-facts §2.2, last row).
+        # 9.0.0+ images add CMake's search path (cann/9.0.0-910b-ubuntu22.04-py3.11/Dockerfile
+        # of https://github.com/Ascend/cann-container-image).
         variables.append(("CMAKE_PREFIX_PATH", f"{home}/toolkit/tools/tikicpulib/lib/cmake:"
                                                f"{home}/lib64/cmake"))
     if "nnal" in spec.cann.packages:

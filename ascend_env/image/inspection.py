@@ -19,7 +19,8 @@ IMAGE_CAPTURE_SCHEMA = "ascend-env/image-capture/v1"
 # Variables whose value is a list of directories: compared entry by entry.
 PATH_LISTS = ("LD_LIBRARY_PATH", "PYTHONPATH", "PATH", "CMAKE_PREFIX_PATH")
 # Sonames the host driver provides at run time (driver/lib64, lib64/common, lib64/driver;
-# ascend-facts §1.1, §9): an image is right to lack them.
+# https://github.com/Ascend/mind-cluster/blob/master/docs/en/faultdiag/user_guide/03_collecting_logs.md):
+# an image is right to lack them.
 DRIVER_SONAMES = ("libascend_hal.so", "libdcmi.so", "libdrvdsmi_host.so", "libc_sec.so",
                   "libmmpa.so")
 

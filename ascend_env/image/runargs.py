@@ -1,9 +1,11 @@
 """`ascend-env image run-args`: the container arguments that give a container its NPUs.
 
-Plain docker/podman get every device node and the host's driver files (ascend-facts §8.1,
-§8.2); the Ascend Docker Runtime gets `ASCEND_VISIBLE_DEVICES` and mounts the nodes itself
-(§8.3). Everything the host provides is mounted read-only; with SELinux enforcing the mounts
-are relabelled with `:z` (shared, never `:Z`, which would take the files from the host, §10).
+Plain docker/podman get every device node and the host's driver files (the run line in the
+README of https://github.com/Ascend/cann-container-image); the Ascend Docker Runtime gets
+`ASCEND_VISIBLE_DEVICES` and mounts the nodes itself (component/ascend-docker-runtime of
+https://github.com/Ascend/mind-cluster). Everything the host provides is mounted read-only;
+with SELinux enforcing the mounts are relabelled with `:z` (shared, never `:Z`, which would
+take the files from the host, https://docs.docker.com/storage/bind-mounts/#configure-the-selinux-label).
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ Runtime = Literal["docker", "podman", "ascend-docker-runtime"]
 SelinuxMode = Literal["auto", "on", "off"]
 RUNTIMES: tuple[Runtime, ...] = ("docker", "podman", "ascend-docker-runtime")
 
-# Management nodes every NPU container needs besides its davinciN (ascend-facts §8.1).
+# Management nodes every NPU container needs besides its davinciN
+# (component/ascend-docker-runtime/runtime/process/process.go of https://github.com/Ascend/mind-cluster).
 CONTROL_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 DCMI = "/usr/local/dcmi"
 NPU_SMI = "/usr/local/bin/npu-smi"
 INSTALL_INFO = "/etc/ascend_install.info"
 # Mounted when the host has them: HCCL's RoCE configuration and the device logs (MindSpore's
-# docker guide, ascend-facts §8.2). A missing host path would become an empty directory.
+# docker guide, https://github.com/mindspore-ai/docs/blob/r2.7.1/install/mindspore_ascend_install_docker_en.md).
+# A missing host path would become an empty directory.
 OPTIONAL_FILES = ("/etc/hccn.conf",)
 DEFAULT_INSTALL_PATH = "/usr/local/Ascend"
 DEFAULT_USER = "HwHiAiUser"
@@ -238,7 +242,8 @@ def run_args(request: RunArgsRequest, host: HostView | None = None) -> RunArgs:
     if request.runtime == "ascend-docker-runtime":
         # The runtime's hook adds the device nodes, driver/lib64, dcmi and npu-smi itself
         # (its base.list); HCCL also needs the rest of the driver folder (topology files,
-        # hccn_tool), which base.list leaves out (ascend-facts §8.2, §8.3).
+        # hccn_tool), which base.list leaves out
+        # (https://github.com/vllm-project/recipes/issues/907; https://github.com/Ascend/mind-cluster).
         visible = ",".join(map(str, devices))
         env["ASCEND_VISIBLE_DEVICES"] = visible
         args += ["--runtime", "ascend", "-e", f"ASCEND_VISIBLE_DEVICES={visible}"]

@@ -4,7 +4,10 @@ The playbook's preflight role runs the doctor's probe on the host; through a fil
 `read_host` reads that capture with the doctor's own facts and `decide` acts on the result, so
 install and doctor cannot disagree about what is installed, and the vendor's ordering and
 downgrade rules live in one typed, unit-tested place instead of in Jinja conditions
-(ascend-facts.md §1.2, §5).
+(CANN 8.5.0 install guide,
+https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html;
+driver and firmware order,
+https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> 
 def _installed(facts: Facts, install_path: str) -> dict[str, Any]:
     cann = facts.cann
     # CANN elsewhere (a user's ~/Ascend) is not the spec's; ops and NNAL need the toolkit in
-    # their own path (CANN-850).
+    # their own path (https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html).
     here = cann if cann is not None and cann.install_path == install_path else None
     ops = (here.packages.get("ops") or here.packages.get("kernels")) if here else None
     nnal = here.packages.get("nnal") if here else None
@@ -119,14 +122,15 @@ def decide(host: dict[str, Any], target: dict[str, Any], *, force: bool = False)
     driver_now = _version(installed.get("driver"))
     firmware_now = _version(installed.get("firmware"))
     if driver_now is not None and not installed.get("driver_complete", True):
-        # version.info without tools/upgrade-tool: an install that stopped half-way (ADEP26).
+        # version.info without tools/upgrade-tool: an install that stopped half-way
+        # (ascend-deployer's check, https://pypi.org/project/ascend-deployer/26.0.0/).
         actions.notes.append(f"driver {driver_now.raw} is installed incompletely; reinstalling")
         driver_now = None
     actions.driver = _hdk_action("driver", driver_now, _version(target.get("driver")), force,
                                  actions)
     actions.firmware = _hdk_action("firmware", firmware_now, _version(target.get("firmware")),
                                    force, actions)
-    # Fresh host: driver, then firmware. Both present: firmware first (ascend-facts §5.1).
+    # Fresh host: driver, then firmware. Both present: firmware first (https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html).
     actions.firmware_first = driver_now is not None and firmware_now is not None
 
     min_driver = _version(target.get("min_driver"))
@@ -179,7 +183,7 @@ def _decide_cann(installed: dict[str, Any], cann: AscendVersion, wanted: set[str
             actions.toolkit = "install"  # old layout: versions side by side, `latest` moves
     toolkit_after = cann if actions.toolkit != "none" or toolkit_now == cann else toolkit_now
     ops_now = _version(installed.get("ops"))
-    # Ops must match the toolkit of the same version in the same path (CANN-850).
+    # Ops must match the toolkit of the same version in the same path (https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html).
     if ("ops" in wanted or "kernels" in wanted) and (actions.toolkit != "none"
                                                      or ops_now != cann):
         actions.ops = "install"

@@ -75,7 +75,8 @@ def set_env_exports(scripts: list[str]) -> dict[str, Any]:
     shell = shutil.which("bash") or "/bin/sh"
     clean = {"PATH": CLEAN_PATH, "HOME": "/root"}
     rc, before, err = _run([shell, "-c", "env -0"], env=clean)
-    # NNAL's script takes the C++ ABI; the official 8.5/9.x images use 1 (ascend-facts §2.2).
+    # NNAL's script takes the C++ ABI; the official 8.5/9.x images use 1 (the Dockerfiles of
+    # https://github.com/Ascend/cann-container-image).
     sourcing = "; ".join(f". {s}{' --cxx_abi=1' if s.endswith(NNAL_SCRIPT) else ''} "
                          ">/dev/null 2>&1" for s in present)
     rc2, after, err2 = _run([shell, "-c", f"{sourcing}; env -0"], env=clean)
@@ -149,7 +150,8 @@ def frameworks(python: str | None) -> dict[str, Any]:
                               "missing_libraries": {}}
     env = dict(os.environ)
     # torch would autoload torch_npu through its entry point and fail without a driver
-    # (ascend-facts §9); with autoload off `import torch` must work.
+    # (https://github.com/pytorch/pytorch/blob/main/torch/__init__.py); with autoload off
+    # `import torch` must work.
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     rc, out, err = _run([python, "-c", "import sys; import torch; print(torch.__version__)"],
                         env=env)

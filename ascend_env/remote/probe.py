@@ -42,8 +42,9 @@ NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 A3_TABLE_MARK = "Phy-ID"
 NPU_SMI_MAP = "npu-smi info -m"
 NPU_SMI_SPOD = "npu-smi info -t spod-info -i {npu} -c {chip}"
-# Any health word but OK in `npu-smi info` (ascend-facts §4.4) makes the probe read the
-# per-device health pages, which carry the alarm codes.
+# Any health word but OK in `npu-smi info` makes the probe read the per-device health pages,
+# which carry the alarm codes (the health words: Huawei's Atlas 300I Pro npu-smi reference,
+# https://hiascend.com/document/detail/zh/Atlas%20300I%20Pro%20Inference%20Card/Atlas%20300I%20Pro%20Inference%20Card/300Ipro_015.html).
 UNHEALTHY = frozenset(("warning", "alarm", "critical", "unknown"))
 LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
@@ -88,7 +89,8 @@ PCI_ATTRS = ("vendor", "device", "subsystem_vendor", "subsystem_device", "class"
              "numa_node", "local_cpulist", "current_link_speed", "current_link_width")
 DEVICE_NODES = ("davinci_manager", "davinci_manager_docker", "devmm_svm", "hisi_hdc")
 
-# Sonames torch_npu links (ascend-facts §9) plus what it and npu-smi load at run time.
+# Sonames torch_npu links (readelf -d of the wheels of
+# https://pypi.org/project/torch-npu/2.7.1.post2/) plus what it and npu-smi load at run time.
 # `ldconfig -p` lists every library on the host; only these lines are kept.
 ASCEND_SONAMES = (
     "libascendcl.so", "libhccl.so", "libacl_op_compiler.so", "libge_runner.so", "libgraph.so",
@@ -96,7 +98,7 @@ ASCEND_SONAMES = (
     "libascend_hal.so", "libdcmi.so", "libc_sec.so", "libmmpa.so", "libruntime.so",
     "libopapi.so", "libtorch_npu.so",
 )
-SONAMES_KEPT = "only the Ascend sonames (ascend-facts §9)"
+SONAMES_KEPT = "only the Ascend sonames (those torch_npu links, https://pypi.org/project/torch-npu/)"
 
 # Environment that matters to an Ascend job; everything else (tokens, keys, proxies) stays out.
 ENV_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME", "PATH", "VIRTUAL_ENV",
@@ -110,7 +112,8 @@ ENV_PREFIXES = ("ASCEND_", "ATB_", "HCCL_", "LCCL_", "OMP_", "KMP_", "GOMP_", "M
 MOUNT_WORDS = ("Ascend", "davinci", "dcmi", "npu-smi", "hccn", "devmm", "hisi_hdc")
 
 # Run by the framework interpreter: installed distributions from metadata, nothing imported
-# from them (importing torch would autoload torch_npu and fail without CANN, ascend-facts §9).
+# from them (importing torch would autoload torch_npu and fail without CANN,
+# https://github.com/pytorch/pytorch/blob/main/torch/__init__.py).
 # The headers are read directly where importlib.metadata finds them (a *.dist-info or
 # *.egg-info folder, or an egg-info file, in each sys.path entry) because a framework
 # environment may be older than importlib.metadata (Python 3.8); written for Python 3.6+.
@@ -215,7 +218,9 @@ def install_paths(tree: Tree, install_path: str) -> List[str]:
                 found.append(value.rstrip("/") or "/")
     home = os.path.expanduser("~")
     if home.startswith("/") and os.path.isdir(tree.real(home + "/Ascend")):
-        found.append(home + "/Ascend")  # non-root CANN installs (ascend-facts §1.1)
+        # non-root CANN installs (--install-path's default,
+        # https://www.hiascend.com/document/detail/en/canncommercial/850/softwareinst/instg/instg_0042.html)
+        found.append(home + "/Ascend")
     return list(dict.fromkeys(found))
 
 

@@ -44,7 +44,7 @@ from ascend_env.spec.wheels import TORCH_CPU_INDEX, pip_platforms, torch_pin
 
 # What CANN's Python parts (te/tbe, op compilation) import: the official 9.0.0 image installs
 # exactly these before CANN (cann-container-image), and their absence is the
-# "EH9999 ... [Init][Env]init env failed!" of Ascend/pytorch #7 (ascend-facts §11).
+# "EH9999 ... [Init][Env]init env failed!" of https://github.com/Ascend/pytorch/issues/7.
 CANN_PYTHON_DEPS = ("attrs", "cython", "numpy", "decorator", "sympy", "cffi", "pyyaml",
                     "pathlib2", "psutil", "protobuf", "scipy", "requests", "absl-py")
 

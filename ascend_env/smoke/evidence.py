@@ -298,7 +298,7 @@ def failure_logs(document: dict[str, Any]) -> list[str]:
 
 
 def explained(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The known Ascend error signatures in the document's failure logs (issue 18)."""
+    """The known Ascend error signatures in the document's failure logs."""
     from ascend_env.explain.inline import explain_text  # noqa: PLC0415 - loaded on failures
 
     return explain_text(*failure_logs(document))
