@@ -1,4 +1,8 @@
-"""`ascend-env ranktable`: the rank table (hccl.json) of a fleet, from its live device addresses."""
+"""`ascend-env ranktable`: the rank table (hccl.json) of a fleet, from its live device addresses.
+
+Each command imports what it runs inside itself, so `--help`, `--version` and the
+other commands load none of it (benchmarks/startup.py measures what that saves).
+"""
 
 from __future__ import annotations
 

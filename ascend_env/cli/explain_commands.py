@@ -1,5 +1,9 @@
 """`ascend-env explain`: known Ascend error signatures in log text, what they mean, their
-causes and fix; with a host, the checks that say which cause holds there."""
+causes and fix; with a host, the checks that say which cause holds there.
+
+Each command imports what it runs inside itself, so `--help`, `--version` and the
+other commands load none of it (benchmarks/startup.py measures what that saves).
+"""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, DownloadColumn, TaskID, TextColumn, Transfe
 from rich.progress import Progress as Bars
 from rich.table import Table
 
+from ascend_env.ansible.stopped import lines
 from ascend_env.cli.terminal import console, print_json
 from ascend_env.explain.inline import explain_text, explained_lines
 from ascend_env.repository.fetch import Progress
@@ -156,8 +157,6 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
 
 
 def _print_interrupted(account: Interruption) -> None:
-    from ascend_env.ansible.stopped import lines  # noqa: PLC0415
-
     first, *rest = lines(account)
     console.print(f"[red]{escape(first)}[/red]")
     # Unwrapped: the log's path and the command are copied from here as they are.

@@ -1,4 +1,8 @@
-"""The smoke command: run a workload on a device and judge its evidence."""
+"""The smoke command: run a workload on a device and judge its evidence.
+
+Each command imports what it runs inside itself, so `--help`, `--version` and the
+other commands load none of it (benchmarks/startup.py measures what that saves).
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from ascend_env.explain.inline import explained_lines
 from ascend_env.smoke.evidence import explained
 from ascend_env.smoke.verdict import Verdict
 
@@ -38,7 +39,6 @@ def render_verdict(verdict: Verdict, *, as_json: bool) -> None:
     if limits.chip:
         peaks = ", ".join(f"{k} {v:g} TFLOPS" for k, v in limits.peak_tflops.items()) or "none"
         typer.echo(f"  chip {limits.chip}: peak {peaks} ({limits.peak_source})")
-    from ascend_env.explain.inline import explained_lines  # noqa: PLC0415
 
     for line in explained_lines(explained(verdict.evidence)):
         typer.echo(line)

@@ -24,6 +24,7 @@ from typing import Any
 from ascend_env.core.errors import UsageError
 from ascend_env.core.inputs import InputError, gunzip_bounded
 from ascend_env.perf.collect import CHILD, SILENCERS, note_fallbacks
+from ascend_env.targets.collect import transport_reason
 
 HOOK = CHILD / "sitecustomize.py"
 MAX_BROUGHT_BYTES = 512 * 1024 * 1024  # the output of a few steps; more stays on the host
@@ -54,7 +55,6 @@ def _shell(host: Any, name: str, command: str) -> Any:
     try:
         return host.run(command)
     except Exception as exc:  # testinfra's backends raise what they like
-        from ascend_env.targets.collect import transport_reason  # noqa: PLC0415
 
         raise UsageError(f"cannot reach {name}: {transport_reason(exc)}") from exc
 

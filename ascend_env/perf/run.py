@@ -12,9 +12,12 @@ from pathlib import Path
 
 from ascend_env.core.errors import EXIT_NOT_RIGHT, UsageError
 from ascend_env.core.inputs import InputError
-from ascend_env.perf.collect import default_out, run_job, stderr
+from ascend_env.core.outputs import output_folder
+from ascend_env.perf.collect import default_out, plan, run_job, stderr
 from ascend_env.perf.model import Summary
+from ascend_env.perf.on_targets import label, run_on_hosts
 from ascend_env.perf.summarize import summarize
+from ascend_env.targets.collect import resolve_hosts
 
 
 def profile_job(command: list[str], out: Path | None, *, skip: int, steps: int, top: int,
@@ -49,10 +52,6 @@ def profile_on_targets(command: list[str], out: Path | None, *, host: str | None
                        inventory: Path | None, limit: str | None, skip: int, steps: int,
                        top: int, timeout_s: float) -> tuple[Summary | None, int]:
     """Run COMMAND profiled on the --host or every --inventory host; one summary of all."""
-    from ascend_env.core.outputs import output_folder  # noqa: PLC0415
-    from ascend_env.perf.collect import plan  # noqa: PLC0415
-    from ascend_env.perf.on_targets import label, run_on_hosts  # noqa: PLC0415
-    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415
 
     if not command:
         plan(command)  # the usage error that names what is missing

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.core.errors import UsageError
+from ascend_env.smoke.fleet_collective import hosts_of, run_pairwise, run_world
 from ascend_env.smoke.runner import (
     Framework,
     SmokeRequest,
@@ -17,6 +18,9 @@ from ascend_env.smoke.runner import (
     target_for,
 )
 from ascend_env.smoke.verdict import Verdict
+from ascend_env.spec.envspec import load_spec
+from ascend_env.spec.matrix import load_chips
+from ascend_env.targets.collect import check_target
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,6 @@ def run_command(options: SmokeOptions) -> SmokeOutcome:
     if options.inventory is not None and options.host is not None:
         raise UsageError("name either --inventory or --host, not both")
     if options.host is not None:
-        from ascend_env.targets.collect import check_target  # noqa: PLC0415 - testinfra
-
         check_target(options.host)
     request = request_from_options(
         framework=options.framework, device=options.device, steps=options.steps,
@@ -66,8 +68,6 @@ def run_command(options: SmokeOptions) -> SmokeOutcome:
     if options.pairwise and (options.framework != "hccl" or options.inventory is None):
         raise UsageError("--pairwise goes with --framework hccl --inventory")
     if options.inventory is not None and options.framework == "hccl":
-        from ascend_env.smoke.fleet_collective import hosts_of  # noqa: PLC0415
-
         members = hosts_of(options.inventory, options.limit)
         if len(members) > 1 or options.pairwise:
             return SmokeOutcome(collective=_collective(request, members, options))
@@ -79,7 +79,6 @@ def run_command(options: SmokeOptions) -> SmokeOutcome:
 def _collective(request: SmokeRequest, members: list[Any],
                 options: SmokeOptions) -> dict[str, Any]:
     """The all-reduce across the inventory's hosts, or every pair of them."""
-    from ascend_env.smoke.fleet_collective import run_pairwise, run_world  # noqa: PLC0415
 
     if len(members) < 2:
         raise UsageError("--pairwise needs at least two hosts")
@@ -96,9 +95,6 @@ def ranks_per_host(request: SmokeRequest, options: SmokeOptions) -> int:
     if request.device == "cpu":
         return 2
     if options.spec is not None or options.profile is not None:
-        from ascend_env.spec.envspec import load_spec  # noqa: PLC0415
-        from ascend_env.spec.matrix import load_chips  # noqa: PLC0415
-
         loaded = load_spec(profile=options.profile, path=options.spec)
         chip = load_chips().get(loaded.hardware.chip)
         found = loaded.hardware.devices or (chip.devices.default if chip else None)

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ascend_env.explain.inline import explain_text
+
 TORCH_SCHEMA = "ascend-env/smoke/torch/v1"
 MINDSPORE_SCHEMA = "ascend-env/smoke/mindspore/v1"
 HCCL_SCHEMA = "ascend-env/smoke/hccl/v1"
@@ -299,6 +301,5 @@ def failure_logs(document: dict[str, Any]) -> list[str]:
 
 def explained(document: dict[str, Any]) -> list[dict[str, Any]]:
     """The known Ascend error signatures in the document's failure logs."""
-    from ascend_env.explain.inline import explain_text  # noqa: PLC0415 - loaded on failures
 
     return explain_text(*failure_logs(document))

@@ -22,6 +22,8 @@ from typing import Any
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.remote.hccl_workload import merge_results
 from ascend_env.smoke.runner import HostTarget, SmokeRequest, last_evidence, workload_path
+from ascend_env.targets.collect import resolve_hosts
+from ascend_env.targets.inventory import read_inventory
 
 SCHEMA = "ascend-env/smoke/collective/v1"
 GRACE_S = 30.0
@@ -41,8 +43,6 @@ class FleetHost:
 
 def hosts_of(inventory: Path, limit: str | None) -> list[FleetHost]:
     """The inventory's hosts with their ansible_host addresses."""
-    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
-    from ascend_env.targets.inventory import read_inventory  # noqa: PLC0415
 
     variables = read_inventory(inventory, limit)
     found = [FleetHost(name, str(variables.get(name, {}).get("ansible_host") or name), host)

@@ -13,6 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -23,6 +24,9 @@ from ascend_env.core.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
 from ascend_env.remote.harness import COMPANIONS, parse_device
 from ascend_env.smoke.evidence import SCHEMAS, parse_evidence
 from ascend_env.smoke.verdict import Thresholds, Verdict, chip_from_name, judge, thresholds_for
+from ascend_env.spec.envspec import load_spec
+from ascend_env.spec.matrix import load_chips
+from ascend_env.targets.collect import resolve_hosts, transport_reason
 
 Framework = Literal["torch", "mindspore", "hccl"]
 SCRIPTS: dict[Framework, str] = {"torch": "torch_workload.py",
@@ -90,7 +94,6 @@ class HostTarget:
     def __init__(self, spec: str, host: Any = None) -> None:
         """`spec` is a testinfra URL (`ssh://node1`); `host` an already connected Host."""
         if host is None:  # as the doctor reads --host: checked, ssh:// by default
-            from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415
 
             host = resolve_hosts(target=spec)[0][1]
         self.name = spec
@@ -101,7 +104,6 @@ class HostTarget:
         try:
             out = self._host.run(command)
         except Exception as exc:  # testinfra raises backend-specific errors
-            from ascend_env.targets.collect import transport_reason  # noqa: PLC0415
 
             raise UsageError(f"cannot reach {self.name}: {transport_reason(exc)}") from exc
         return Completed(int(out.rc), str(out.stdout), str(out.stderr))
@@ -224,20 +226,15 @@ def request_from_options(*, framework: Framework, device: str | None, steps: int
     """The CLI's options, with defaults from the spec's `smoke` section and hardware."""
     min_fraction = min_busbw = None
     if profile is not None or spec is not None:
-        from ascend_env.spec.envspec import load_spec  # noqa: PLC0415 - pydantic spec only when asked
-
         loaded = load_spec(profile=profile, path=spec)
         chip = chip or loaded.hardware.chip
         steps = steps or loaded.smoke.steps
         timeout_s = timeout_s or float(loaded.smoke.timeout_s)
         min_fraction = loaded.smoke.min_tflops_fraction
         min_busbw = loaded.smoke.min_busbw_gbps
-    if chip is not None:
-        from ascend_env.spec.matrix import load_chips  # noqa: PLC0415
-
-        if load_chips().get(chip) is None:
-            raise UsageError(f"unknown chip {chip!r}; known: "
-                             f"{', '.join(load_chips().chips)}")
+    if chip is not None and load_chips().get(chip) is None:
+        raise UsageError(f"unknown chip {chip!r}; known: "
+                         f"{', '.join(load_chips().chips)}")
     device = device or DEFAULT_DEVICE[framework]
     try:
         _, index = parse_device(device)
@@ -270,9 +267,7 @@ def _text(value: str | bytes | None) -> str:
 def run_fleet(request: SmokeRequest, inventory: Path, limit: str | None = None
               ) -> dict[str, Verdict | AscendEnvError]:
     """The same workload on every host of an inventory, in parallel; errors kept per host."""
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from ascend_env.targets.collect import resolve_hosts  # noqa: PLC0415 - Ansible's inventory code
 
     hosts = resolve_hosts(inventory=inventory, limit=limit)
 
