@@ -4,7 +4,7 @@ The whole 910b profile, frameworks included: the python component installs stand
 torch_npu and MindSpore wheels with their dependency closure (tests/wheels.py) offline from
 the repository, so pip's own "already satisfied" check is part of the re-run. Each is printed
 beside a bare `ansible all -m setup` against the same hosts, measured in the
-same run; issue #4's goal: a no-change re-run on one host costs at most 3x that reference.
+same run; the goal: a no-change re-run on one host costs at most 3x that reference.
 The playbook run is what is timed: the post-install doctor is switched off here (its own
 cost is measured by benchmarks/doctor.py).
 Needs root (the simulated hosts of tests/sim). Exit status 1 when the goal is missed.

@@ -42,7 +42,8 @@ def test_linked(cann: CannFacts) -> None:
             else f"{cann.install_path}/ascend-toolkit/latest")
     # The paths jobs use go through the link: 8.5+ documents <install>/cann/set_env.sh, the
     # older ascend-toolkit/set_env.sh sets ASCEND_HOME_PATH=<install>/ascend-toolkit/latest
-    # (ascend-facts §2.1, §2.2).
+    # (https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html;
+    # https://hiascend.com/document/detail/zh/CANNCommunityEdition/800alpha001/apiref/envref/envref_07_0002.html).
     uses = (f"source {link}/set_env.sh (8.5+'s environment script) or use {link}"
             if cann.layout == "new" else
             f"source {cann.install_path}/ascend-toolkit/set_env.sh (ASCEND_HOME_PATH={link})")

@@ -36,7 +36,7 @@ def test_set_env_sourced(facts: Facts, cann: CannFacts) -> None:
             "'ASCEND_HOME_PATH environment variable is not set'",
         fix="ld-library-path",
         # Quoted twice: for the shell that runs echo, and for the login shells that read
-        # the line back; a hint to paste must not split differently (issue 15).
+        # the line back; a hint to paste must not split differently.
         manual=f"echo {shlex.quote('. ' + shlex.quote(script))} > /etc/profile.d/ascend-env.sh"
                "  # never a user's ~/.bashrc")
     home = (facts.env.login_vars or {}).get("ASCEND_HOME_PATH") or \

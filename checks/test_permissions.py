@@ -12,7 +12,7 @@ from ascend_env.facts.model import DeviceNode, DriverFacts, Facts, IdInfo
 
 pytestmark = [pytest.mark.category("permissions"), pytest.mark.level(1)]
 
-NODE_MODE = "0660"  # crw-rw---- HwHiAiUser:HwHiAiUser (ascend-facts §5.1)
+NODE_MODE = "0660"  # crw-rw---- HwHiAiUser:HwHiAiUser (https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/)
 
 
 def _owned(node: DeviceNode, name: str, number: int | None, uid: bool) -> bool:

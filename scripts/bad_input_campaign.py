@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The independent bad-input campaign of issue 15: the real `ascend-env` console script, one
+"""The independent bad-input campaign: the real `ascend-env` console script, one
 subprocess per case, over a fixed list of bad inputs per class (files, URLs, archives,
 inventories, numbers, names, output paths; tests/hostile/badinput.py holds the list).
 
