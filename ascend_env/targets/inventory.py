@@ -3,6 +3,9 @@ variables Ansible gives them (what `ansible-inventory --host` prints), read by i
 
 Read afresh on every run and never written anywhere: host variables hold connection
 secrets, and an inventory may be a script, a plugin or vaulted, which only Ansible reads right.
+
+Ansible's modules are imported where they are used: its inventory code is a large part of a
+one-host doctor's start-up, and only fleets (and vaulted values) need it.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ def read_inventory(inventory: Path, limit: str | None) -> HostVars:
     if not inventory.exists():
         raise UsageError(f"inventory {inventory} does not exist")
     check_inventory_files(inventory)
-    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415 - only for fleets
-    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415 - fleets only (see above)
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415 - fleets only
 
     folders = vars_folders(inventory)
     loader = DataLoader()
@@ -124,7 +127,7 @@ def _merged_vars(merger: Any, host: Any, inventory: Path, folders: list[Path],
                  secrets: list[Any]) -> dict[str, Any]:
     """What `ansible-inventory --host` prints for `host`, plus the magic variables the host
     itself carries (group_names, inventory_file...), which the folderless path hands on."""
-    from ansible.constants import INTERNAL_STATIC_VARS  # noqa: PLC0415
+    from ansible.constants import INTERNAL_STATIC_VARS  # noqa: PLC0415 - fleets only
 
     try:
         found = merger.get_vars(host=host, include_hostvars=False, stage="all")
@@ -143,8 +146,8 @@ def _vault_secrets(loader: Any, inventory: Path, folders: list[Path]) -> list[An
     inventory holds vaulted text (a password file may be a script), never prompted for."""
     if not _vaulted_files(inventory, folders):
         return []
-    from ansible import constants as C  # noqa: PLC0415 - Ansible's own name
-    from ansible.parsing.vault import get_file_vault_secret  # noqa: PLC0415
+    from ansible import constants as C  # noqa: PLC0415 - fleets only; Ansible's own name
+    from ansible.parsing.vault import get_file_vault_secret  # noqa: PLC0415 - fleets only
 
     configured = [*C.DEFAULT_VAULT_IDENTITY_LIST]
     if C.DEFAULT_VAULT_PASSWORD_FILE:
@@ -197,7 +200,7 @@ def _plain(variables: dict[str, Any], inventory: Path, host: str, folders: list[
 def _decrypt(value: object, secrets: list[Any], where: str) -> str:
     """An inline `!vault` value in clear (Ansible 2.19 decrypts those through a process-wide
     context that only its CLIs set up; earlier ones through the loader's secrets)."""
-    from ansible.parsing import vault  # noqa: PLC0415
+    from ansible.parsing import vault  # noqa: PLC0415 - fleets only
 
     helper = getattr(vault, "VaultHelper", None)
     try:
@@ -240,7 +243,7 @@ def _first_odd(value: object, key: str) -> tuple[str, object] | None:
 def _unreadable(folders: list[Path], secrets: list[Any]) -> list[str]:
     """The variable files Ansible cannot read, and why, for a message (Ansible's own errors
     for them name no file)."""
-    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415 - fleets only
 
     loader = DataLoader()
     loader.set_vault_secrets(secrets)
@@ -260,7 +263,7 @@ def _files(folders: list[Path]) -> list[Path]:
     """The files in the variable folders that Ansible may read: any directly inside (named
     after a host or group, whose name may hold dots), YAML or JSON ones below (no hidden
     files or backups)."""
-    from ansible.constants import YAML_FILENAME_EXTENSIONS  # noqa: PLC0415
+    from ansible.constants import YAML_FILENAME_EXTENSIONS  # noqa: PLC0415 - fleets only
 
     return [path for folder in folders for path in sorted(folder.rglob("*"))
             if path.is_file() and not path.name.startswith(".") and not path.name.endswith("~")
