@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(names.split()) for names in
     "install smoke image cluster perf",
     "workflows",
     "cli",
-))
+))  # docs/design.md has the same table
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 
@@ -158,3 +158,12 @@ def test_imports_go_down(layer: str) -> None:
             if other is not None and other != layer and RANK[other] >= RANK[layer]:
                 wrong.append(f"{name}:{line} imports {target} ({other} is not below {layer})")
     assert wrong == []
+
+
+def test_the_design_page_shows_these_layers() -> None:
+    """docs/design.md's table lists the same packages on the same lines."""
+    page = (PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[2] for line in page.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
+    documented = tuple(frozenset(name.strip(" `") for name in row.split(",")) for row in rows)
+    assert documented == LAYERS
