@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from ascend_env.doctor.findings import fail, failure, observe, warn
+from ascend_env.doctor.findings import attach_evidence, fail, failure, observe, warn
+from ascend_env.explain.inline import explain_text
 from ascend_env.facts.model import Facts, NpuDevice
 
 pytestmark = [pytest.mark.category("devices"), pytest.mark.level(1)]
@@ -56,10 +58,14 @@ def test_health(facts: Facts, devices: list[NpuDevice]) -> None:
 
     alarms = [d for d in devices if any(w in worst(d) for w in BAD_HEALTH)]
     if alarms:
+        explained = {d.npu_id: _explained(d) for d in alarms if d.error_codes}
+        if any(explained.values()):
+            attach_evidence({"explained": {str(k): v for k, v in explained.items() if v}})
         details = "; ".join(
             f"NPU {d.npu_id}: {d.health_status or d.health}"
             + (f", error codes {' '.join(d.error_codes)}" if d.error_codes else "")
             + (f" ({d.error_information[0]})" if d.error_information else "")
+            + _reading(explained.get(d.npu_id, []))
             for d in alarms)
         fail(message=f"NPU {_ids(alarms)} report a health alarm: {details}",
              observed=details, expected="Health OK, Error Code NA",
@@ -82,6 +88,21 @@ def test_health(facts: Facts, devices: list[NpuDevice]) -> None:
              manual="npu-smi info ; npu-smi info -t health -i <id> -c 0 ; if the table is "
                     "fine, report the verbatim output (it is a layout the doctor lacks)")
     observe(f"{len(devices)} device(s) healthy")
+
+
+def _explained(device: NpuDevice) -> list[dict[str, Any]]:
+    """The device's fault codes through `ascend-env explain`'s knowledge base, written as
+    npu-smi's health page prints them, so that the doctor and explain give one answer."""
+    return explain_text(f"Error Code                     : {' '.join(device.error_codes)}")
+
+
+def _reading(explained: list[dict[str, Any]]) -> str:
+    """The entry and the handling level MindCluster gives the worst code, for the message."""
+    if not explained:
+        return ""
+    level = explained[0].get("numbers", {}).get("level")
+    return (f" [{explained[0]['id']}" + (f", fault level {level}" if level else "")
+            + "; see ascend-env explain]")
 
 
 def _unread_health(facts: Facts, devices: list[NpuDevice]) -> list[str]:

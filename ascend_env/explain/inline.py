@@ -27,7 +27,7 @@ def explain_text(*texts: str | None) -> list[dict[str, Any]]:
         # install or a build must still show the run's own result.
         return []
     return [{"id": hit.signature.id, "severity": hit.signature.severity, "line": hit.line,
-             "count": hit.count, "meaning": hit.signature.meaning,
+             "count": hit.count, "meaning": hit.signature.meaning, "numbers": hit.numbers,
              "fix": hit.signature.fix.as_json(), "source": hit.signature.source}
             for hit in scan.hits[:MAX_EXPLAINED]]
 

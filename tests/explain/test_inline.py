@@ -29,7 +29,8 @@ EI0006 = ("EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket tim
 def test_explain_text_is_compact_and_ordered() -> None:
     found = explain_text("fine\n" + EI0006 + "\n", None, "")
     assert [f["id"] for f in found] == ["hccl.ei0006-socket-timeout"]
-    assert set(found[0]) == {"id", "severity", "line", "count", "meaning", "fix", "source"}
+    assert set(found[0]) == {"id", "severity", "line", "count", "meaning", "numbers", "fix",
+                             "source"}
     assert explain_text(None, "") == []
 
 
@@ -65,7 +66,8 @@ def test_a_collective_rank_log_tail_is_explained(capsys: pytest.CaptureFixture[s
 
 def _failed_install() -> InstallSummary:
     # A callback event as playbooks/callback_plugins records a failed task (msg or stderr);
-    # the text is the driver installer's, INSTG-ERR in ascend-facts.md.
+    # the text is the driver installer's (CANN 8.0.0 install guide,
+    # https://www.hiascend.com/document/detail/zh/canncommercial/800/softwareinst/instg/instg_0069.html).
     events: list[Any] = [
         {"event": "play", "hosts": ["node1", "node2"]},
         {"event": "result", "status": "failed", "host": "node1",
@@ -96,7 +98,7 @@ def test_a_failed_install_task_is_explained_in_the_terminal(
 
 def _build_error() -> builders.BuilderError:
     # A RUN step that imports torch_npu at build time, where the image has no driver
-    # (ascend-facts.md §8.4; the ImportError text of vllm-ascend #1440).
+    # (the ImportError text of https://github.com/vllm-project/vllm-ascend/issues/1440).
     log = "\n".join([
         "STEP 12/14: RUN python3 -c 'import torch_npu'",
         "Traceback (most recent call last):",
