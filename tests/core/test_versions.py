@@ -1,5 +1,5 @@
 """The vendor version model: real strings in vendor order, the PEP 440 bridge, identity,
-grammar-generated properties and bad input (compat-matrix.md §4)."""
+grammar-generated properties and bad input."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ from ascend_env.core.versions import (
 PROPERTY = settings(database=None, max_examples=300)
 
 # --------------------------------------------------------------------------------------------
-# 1. Real version strings, written in vendor order per family (compat-matrix.md §4.1, §4.2,
-#    §3.1, ascend-facts.md §3-4). Two neighbours are equal only where listed in EQUAL.
+# 1. Real version strings, written in vendor order per family (Ascend/pytorch
+#    COMPATIBILITY.md, the CANN release notes, tests/data/real). Two neighbours are equal
+#    only where listed in EQUAL.
 # --------------------------------------------------------------------------------------------
 
 CANN_ORDER = [
@@ -68,7 +69,9 @@ CANN_ORDER = [
     "8.5.0",
     "8.5.1",
     "8.5.2",
-    # 9.x: ACL-VER's verbatim chain (SemVer-like pre-release order).
+    # 9.x: the verbatim chain of aclsysGetVersionNum's doc,
+    # https://www.hiascend.com/document/detail/en/CANNCommunityEdition/910/API/runtimeapi/aclcppdevg_03_2097.html
+    # (SemVer-like pre-release order).
     "9.0.0-alpha.1",
     "9.0.0-alpha.2",
     "9.0.0-beta.1",
@@ -166,7 +169,7 @@ def test_neighbours_in_the_table_are_strictly_ordered(family: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# 2. The packaging view (§4.3, §4.4).
+# 2. The packaging view (PEP 440, https://peps.python.org/pep-0440/).
 # --------------------------------------------------------------------------------------------
 
 
@@ -246,7 +249,7 @@ def test_satisfies_rejects_bad_ranges_and_internal_builds() -> None:
 
 
 def test_packaging_mis_order_of_7_0_0_beta1_is_fixed() -> None:
-    # What packaging does (§4.3): both become pre-releases of 7.0.0, and b < rc.
+    # What packaging does: both become pre-releases of 7.0.0, and b < rc.
     assert Version("7.0.0.beta1") < Version("7.0.RC1")
     # The vendor order: 7.0.0.beta1 is the community build of 7.0.0, after 7.0.RC1 ...
     assert parse("7.0.RC1") < parse("7.0.0.beta1") < parse("7.0.0")
@@ -358,7 +361,7 @@ def test_parsed_fields() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# 4. Properties over versions generated from the grammar (§4.1).
+# 4. Properties over versions generated from the grammar.
 # --------------------------------------------------------------------------------------------
 
 
@@ -538,7 +541,7 @@ def test_every_rc_is_below_every_release_of_its_line(data: st.DataObject) -> Non
     assert rc < release
 
 
-# Forms where §4.3 says packaging orders correctly: plain RCs (with our `.postP` for patches)
+# Forms that packaging orders correctly: plain RCs (with our `.postP` for patches)
 # and plain releases. Trailing zero parts are left out: PEP 440 pads releases with zeros
 # (8.0.0 == 8.0.0.0) while the vendor key keeps 8.0.0.0 apart from (and above) 8.0.0.
 PLAIN = drawn_versions(
@@ -620,7 +623,7 @@ def test_invalid_version_error_is_a_value_error() -> None:
     assert issubclass(InvalidVersionError, ValueError)
 
 
-# --- one HDK identity (issue 16 item 3) -------------------------------------------------------
+# --- one HDK identity -------------------------------------------------------------------------
 
 HDK = HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),)})
 
@@ -629,7 +632,7 @@ HDK = HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),)})
     ("25.0.rc1.1", "25.0.RC1"),     # installer file, version.info, npu-smi (vllm-ascend #4621)
     ("25.0.RC1", "25.0.RC1"),       # release name
     ("25.0.rc1", "25.0.RC1"),       # lower-case release name
-    ("25.0.rc1.b033", "25.0.RC1"),  # npu-smi title with a build suffix (ascend-facts §4)
+    ("25.0.rc1.b033", "25.0.RC1"),  # npu-smi title with a build suffix (vllm-ascend #3316)
     ("24.1.rc2", "24.1.RC2"),       # unmapped: case alone
     ("24.1.0", "24.1.0"),
 ])
@@ -656,7 +659,7 @@ def test_one_file_version_cannot_belong_to_two_releases() -> None:
                      parse("25.0.RC2"): (parse("25.0.rc1.1"),)})
 
 
-# --- inner release codes (issue 16 item 4; ascend-facts §3.1, §3.3) ---------------------------
+# --- inner release codes (vllm-ascend #451, #1047) ---------------------------------------------
 
 def test_inner_code_drops_spc_and_build() -> None:
     code = InnerVersion.parse("V100R001C15SPC012B220")  # driver 23.0.7 (MC-FIX)
@@ -698,7 +701,7 @@ HDK = HdkIdentity({parse("25.0.RC1"): (parse("25.0.rc1.1"),)})
 SAME = [
     ("25.0.RC1", "25.0.rc1.1", "HDK release vs its file version (matrix hdk_files)"),
     ("25.0.rc1.1", "25.0.rc1", "file version vs lower-case release"),
-    ("25.0.rc1.b033", "25.0.RC1", "npu-smi's build suffix (ascend-facts §4.1)"),
+    ("25.0.rc1.b033", "25.0.RC1", "npu-smi's build suffix (vllm-ascend #3316)"),
     ("24.1.RC2", "24.1.rc2", "case: release names upper, files lower"),
     ("8.0.RC1", "8.0.rc1", "CANN case"),
     ("7.0.T10", "7.0.t10", "an internal T build is itself, whatever the case"),

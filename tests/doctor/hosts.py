@@ -85,7 +85,7 @@ def cann_too_new(fleet: SimFleet, host: str) -> None:
     info = fleet.root(host) / INSTALL / "driver/version.info"
     _set_key(info, "Version", "24.1.0")
     _set_key(info, "package_version", "24.1.0")
-    # Its compatibility lists decide driver.supports-cann (issue 16): an inner code older than
+    # Its compatibility lists decide driver.supports-cann: an inner code older than
     # any CANN 8.5.0 lists, and no CANN code of 8.5.0's in its own list (simulated values).
     _set_key(info, "Innerversion", "V100R001C13")
     _set_key(info, "compatible_version", "[V100R001C13]")

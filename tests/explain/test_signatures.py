@@ -1,4 +1,4 @@
-"""The knowledge base as data: enough entries over the families issue 18 names, each with a
+"""The knowledge base as data: enough entries over the failure families, each with a
 public source, real ids of checks and fixes, and samples that are its tests."""
 
 from __future__ import annotations

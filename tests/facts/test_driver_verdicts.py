@@ -1,4 +1,4 @@
-"""Driver verdicts on captures built from real outputs (issue 16 items 3, 4, 6).
+"""Driver verdicts on captures built from real outputs (one HDK identity, inner release codes).
 
 Each capture is the text real hosts printed (tests/data/*, tests/facts/real_versions/, each
 with its .source); where a test edits a real text to make a case no public host shows, the
@@ -145,7 +145,8 @@ def test_spec_release_name_matches_the_file_version_npu_smi_prints() -> None:
 
 def test_spec_release_name_matches_version_info_and_npu_smi_agrees() -> None:
     # Edited: driver 24.1.rc3's version.info (vllm-ascend #451) with Version and
-    # package_version set to 25.0.rc1.1, what HDK 25.0.RC1's files carry (ADEP26).
+    # package_version set to 25.0.rc1.1, what HDK 25.0.RC1's files carry (ascend-deployer
+    # 26.0.0, NPU_25.0.RC1.json).
     driver = sample("version_info", "driver-24.1.rc3").replace("24.1.rc3", "25.0.rc1.1")
     rows = verdicts(capture(npu_smi=real("npu-smi-910b2c-25.0.rc1.1"), driver_info=driver),
                     "driver.version", "driver.running", spec=spec_for("25.0.RC1", "8.1.RC1"))

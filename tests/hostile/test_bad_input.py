@@ -1,4 +1,4 @@
-"""Every command fed generated bad arguments and files (issue 15): exit 1 or 2, no
+"""Every command fed generated bad arguments and files: exit 1 or 2, no
 traceback, an end within a bound, nothing changed outside the run's own folder.
 
 Each run is the in-process entry point (tests/cli_invoke.py) in a forked child: the parent's

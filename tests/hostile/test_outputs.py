@@ -1,4 +1,4 @@
-"""Output paths (issue 15, item 6): written whole, only over a regular file or a new name.
+"""Output paths: written whole, only over a regular file or a new name.
 
 collect -o, doctor --junit/--prometheus and image build --context against a directory, a
 device, a missing parent, /proc and /sys: exit 2, a clear message, nothing left behind, and

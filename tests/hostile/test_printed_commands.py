@@ -1,4 +1,4 @@
-"""Shell safety of what ascend-env prints to paste (issue 15, item 7, printed commands).
+"""Shell safety of what ascend-env prints to paste (printed commands).
 
 For each printed command, a POSIX shell's split of the text (shlex.split, after the
 backslash-newline continuations a shell removes) is exactly the argv meant, hostile values

@@ -138,7 +138,8 @@ def test_installers_are_bind_mounted_checked_and_driver_record_removed() -> None
     assert "sha256sum --check" in cann_stage
     assert cann_stage.index("/etc/ascend_install.info") < cann_stage.index("--install ")
     assert "rm -rf /etc/ascend_install.info /usr/local/Ascend/driver" in cann_stage
-    # NNAL installs after the toolkit's environment is sourced (ascend-facts §5.2).
+    # NNAL installs after the toolkit's environment is sourced (the Dockerfiles of
+    # https://github.com/Ascend/cann-container-image).
     assert cann_stage.index("source /usr/local/Ascend/cann/set_env.sh") < \
         cann_stage.index("sh /tmp/ascend-installers/Ascend-cann-nnal")
     final = text.split("\nFROM base\n", 1)[1]
@@ -152,7 +153,8 @@ def test_installers_are_bind_mounted_checked_and_driver_record_removed() -> None
 def test_framework_stage_pins_and_offline() -> None:
     online, offline = render(spec()), render(spec(), offline=True)
     for text in (online, offline):
-        # The catalogue's wheel is the CPU build torch_npu pins (ascend-facts §12).
+        # The catalogue's wheel is the CPU build torch_npu pins (Requires-Dist of
+        # https://pypi.org/project/torch-npu/2.7.1.post2/).
         assert '"torch==2.9.0+cpu"' in text and '"torch_npu==2.9.0"' in text
         assert "pip-24.0-py3-none-any.whl/pip install" in text
         env = env_block(text, "ASCEND_TOOLKIT_HOME")

@@ -195,7 +195,8 @@ def test_upgrade_follows_the_vendor_order(one_host: SimFleet,
     new = run(one_host, repo, plans["8.5.0"], "8.5.0", tmp_path, allow_reboot=True)
     assert new.succeeded, new
     log = Path(new.log).read_text()
-    # Driver and firmware both present: the firmware goes first (ascend-facts §5.1).
+    # Driver and firmware both present: the firmware goes first
+    # (https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html).
     assert log.index("Install the NPU firmware 7") < log.index("Install the NPU driver 25")
     # 8.5.0 replaces the older toolkit with --upgrade and moves to the cann-<ver> layout.
     assert "Install the CANN toolkit 8.5.0 (upgrade)" in log

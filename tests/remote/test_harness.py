@@ -19,7 +19,7 @@ from tests.vendor_samples import sample
 
 SMOKE = Path(harness.__file__).resolve().parent
 
-# ascend-facts.md §4.1 (vllm-ascend #198), with the process table of a busy NPU 1 in the
+# https://github.com/vllm-project/vllm-ascend/issues/198, with the process table of a busy NPU 1 in the
 # layout the same output uses for rows (NPU and chip, pid, name, memory).
 NPU_SMI_910B = sample("npu_smi_info", "910b3-23.0.7").replace(
     "| No running processes found in NPU 1                                                            |",

@@ -1,4 +1,5 @@
-"""What each simulated chip looks like to software (ascend-facts §4, §7)."""
+"""What each simulated chip looks like to software (npu-smi samples in tests/data/real; PCI IDs
+as ascend-deployer 26.0.0 maps them, https://pypi.org/project/ascend-deployer/26.0.0/)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ class Chip:
     pci_device: int
     subsystem_vendor: int
     subsystem_device: int
-    layout: str  # npu-smi info table style: "train" (§4.1/§4.2) or "infer" (§4.3)
+    layout: str  # npu-smi info table style: "train" (910B, 910ProB) or "infer" (310P)
     chips_per_npu: int
     hbm_mb: int  # per chip; 0 where the table has no HBM column
     ddr_mb: int
@@ -27,13 +28,13 @@ class Chip:
 
 
 CHIPS: dict[str, Chip] = {
-    # Atlas 800T A2: 910B3, 64 GB HBM, no DDR column value (§4.1); subsystem 19e5:3000 (§7).
+    # Atlas 800T A2: 910B3, 64 GB HBM, no DDR column value (vllm-ascend #198); subsystem 19e5:3000.
     "910b": Chip(
         "910b", "910B3", 0xD802, 0x19E5, 0x3000, "train", 1, 65536, 0, "910b", "910b",
         ("0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0",
          "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"),
     ),
-    # Atlas 800 training (first generation): 910ProB with DDR + 32 GB HBM (§4.2).
+    # Atlas 800 training (first generation): 910ProB with DDR + 32 GB HBM (vllm-ascend #1047).
     "910": Chip(
         "910", "910ProB", 0xD801, 0x0200, 0x0100, "train", 1, 32768, 15665, "910", "910",
         ("0000:C1:00.0", "0000:81:00.0", "0000:41:00.0", "0000:01:00.0",
@@ -48,7 +49,8 @@ CHIPS: dict[str, Chip] = {
          "0000:B9:00.0", "0000:BB:00.0", "0000:BD:00.0", "0000:BF:00.0"),
         bus_per_chip=True,
     ),
-    # Atlas 300I Duo: two 310P3 chips per card, one Bus-Id per card (§4.3); 0x0200:0x0110.
+    # Atlas 300I Duo: two 310P3 chips per card, one Bus-Id per card (Syllo/nvtop #421);
+    # 0x0200:0x0110.
     "310p": Chip(
         "310p", "310P3", 0xD500, 0x0200, 0x0110, "infer", 2, 0, 44280, "310p", "310p",
         ("0000:01:00.0", "0000:81:00.0", "0000:02:00.0", "0000:82:00.0",

@@ -11,8 +11,11 @@ from tests.sim import hardware
 from tests.sim.layout import SimError
 
 FAULTS = ("health-alarm", "not-started", "busy", "missing", "clear")
-DEFAULT_ALARM_CODE = "A4025021 8C03A000 8C084E00"  # MC-FIX capture (ascend-facts §4.7)
-# A foreign workload as ADEP26's "occupied" check would see it in the process table.
+# The alarm of the fixture
+# component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt
+# of https://github.com/Ascend/mind-cluster.
+DEFAULT_ALARM_CODE = "A4025021 8C03A000 8C084E00"
+# A foreign workload as ascend-deployer's "occupied" check would see it in the process table.
 BUSY_PROCESS = {"pid": 436712, "name": "python3", "memory_mb": 61440}
 
 

@@ -90,7 +90,7 @@ def write_pci_device(root: Path, state: dict[str, Any], bus_id: str) -> None:
     d.mkdir(parents=True, exist_ok=True)
     cfg = bytearray(256)
     struct.pack_into("<HH", cfg, 0, 0x19E5, state["pci_device"])
-    cfg[8] = 0x20  # revision, as in "Device d801 (rev 20)" (§4.8)
+    cfg[8] = 0x20  # revision, as in "Device d801 (rev 20)" (mind-cluster's npu_info_after.txt)
     cfg[10], cfg[11] = 0x00, 0x12  # class 0x1200: processing accelerator
     struct.pack_into("<HH", cfg, 0x2C, state["subsystem_vendor"], state["subsystem_device"])
     (d / "config").write_bytes(bytes(cfg))

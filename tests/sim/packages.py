@@ -21,7 +21,9 @@ TARGET = Path(__file__).parent / "target"
 REPO_VERSION = 2
 OBS = "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com"
 
-# Which stub libraries each package kind lays down, and where (ascend-facts §1.1, §9).
+# Which stub libraries each package kind lays down, and where (real trees in
+# docs/en/faultdiag/user_guide/03_collecting_logs.md of https://github.com/Ascend/mind-cluster;
+# sonames as in https://pypi.org/project/torch-npu/2.7.1.post2/).
 LIB_PLACES: dict[str, dict[str, tuple[str, ...]]] = {
     "driver": {
         "lib64/driver": ("libascend_hal.so", "libdcmi.so"),
@@ -40,7 +42,7 @@ LIB_PLACES: dict[str, dict[str, tuple[str, ...]]] = {
 class FakeFile:
     """One file of a fake repo, as it goes into catalogue-overlay.json."""
 
-    component: str  # NPU or CANN (vendor-catalogue components)
+    component: str  # NPU or CANN (ascend_env/data/catalogue.json components)
     component_version: str
     filename: str
     kind: str
@@ -75,7 +77,8 @@ def hdk_arch(arch: str) -> str:
 
 def names(chip: str, cann: str, hdk: str, arch: str, firmware: str | None = None
           ) -> dict[str, str]:
-    """File names per kind for one stack, with each era's spelling (ascend-facts §6)."""
+    """File names per kind for one stack, with each era's spelling (ascend_env/data/packages.yaml).
+    """
     c = get_chip(chip)
     vendordata.check_cann(cann)
     hf = vendordata.hdk_file_version(hdk)

@@ -36,8 +36,9 @@ def in_root(root: Path, script: str, stdin: str = "") -> subprocess.CompletedPro
 
 
 def install_sequence(names: dict[str, str], nnal: bool = True) -> str:
-    """Commands in the vendor's first-install order (ascend-facts §5): driver, firmware,
-    toolkit, ops/kernels, then nnal after sourcing the toolkit environment."""
+    """Commands in the vendor's first-install order: driver, firmware, toolkit, ops/kernels,
+    then nnal after sourcing the toolkit environment (CANN install guide,
+    https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html)."""
     steps = [
         "getent group HwHiAiUser >/dev/null || groupadd HwHiAiUser",
         "id HwHiAiUser >/dev/null 2>&1 || useradd -g HwHiAiUser -d /home/HwHiAiUser -m "

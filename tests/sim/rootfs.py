@@ -22,7 +22,7 @@ BASE_RECIPE_VERSION = 2
 # python3: Ansible modules and the fake npu-smi/installers; procps: ps for testinfra's
 # process module; pciutils: the real lspci reading the fake sysfs; kmod: modprobe & co.
 # (lsmod is replaced per host); net-tools: the driver installer's ifconfig prerequisite;
-# iproute2: `ip -o addr show`, the host interfaces the probe records (issue 17);
+# iproute2: `ip -o addr show`, the host interfaces the probe records;
 # python3-venv: `install`'s python role makes the framework venv (hosts without it are made
 # by removing ensurepip, tests/install/test_install_python.py).
 BASE_INCLUDE = ("python3", "python3-venv", "procps", "pciutils", "kmod", "net-tools",

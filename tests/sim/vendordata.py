@@ -1,4 +1,4 @@
-"""Version facts the fake packages write into their files (ascend-facts §3, compat §3-4).
+"""Version facts the fake packages write into their files (tests/data/real samples, matrix.yaml).
 
 Where a source gives the value it is used; otherwise a placeholder of the right shape is
 derived and marked "simulated" in the comment beside the rule.
@@ -10,14 +10,18 @@ import re
 
 from tests.sim.layout import SimError
 
-# HDK release -> firmware version shipped with it (ascend-facts §6, compat-matrix §3.1).
+# HDK release -> firmware version shipped with it (Ascend/docs _static/package_info.js,
+# https://github.com/Ascend/docs; ascend-deployer 26.0.0).
 FIRMWARE: dict[str, str] = {
     "23.0.7": "7.1.0.11.220",
     "24.1.rc1": "7.1.0.6.220",
     "24.1.rc2": "7.3.0.1.231",
     "25.0.rc1.1": "7.7.0.1.231",
 }
-# HDK -> (ascendhal_version, Innerversion, compatible_version, compatible_version_fw), §3.1.
+# HDK -> (ascendhal_version, Innerversion, compatible_version, compatible_version_fw)
+# (https://github.com/vllm-project/vllm-ascend/issues/451; the fixture
+# component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt of
+# https://github.com/Ascend/mind-cluster).
 DRIVER_INFO: dict[str, tuple[str, str, str, str]] = {
     "24.1.rc3": ("7.35.23", "V100R001C19SPC001B124",
                  "[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19]",
@@ -25,7 +29,8 @@ DRIVER_INFO: dict[str, tuple[str, str, str, str]] = {
     "23.0.7": ("7.35.19", "V100R001C15SPC012B220",
                "[V100R001C29],[V100R001C30],[V100R001C13],[V100R001C15]", "[7.0.0,7.1.99]"),
 }
-# CANN -> (innerversion, compatible_version), §3.3.
+# CANN -> (innerversion, compatible_version) (https://github.com/vllm-project/vllm-ascend/issues/198,
+# https://github.com/vllm-project/vllm-ascend/issues/1047).
 CANN_INNER: dict[str, tuple[str, str]] = {
     "8.0.0": ("V100R001C20SPC001B251",
               "[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19],[V100R001C20]"),
@@ -119,7 +124,7 @@ def cann_key(v: str) -> tuple[int, int, int, int]:
 
 
 def ops_era(cann: str) -> str:
-    """Which ops/kernels file name a CANN version uses (ascend-facts §6)."""
+    """Which ops/kernels file name a CANN version uses (ascend_env/data/packages.yaml)."""
     key = cann_key(cann)
     if key < (8, 0, 0, 3):
         return "kernels-noarch"

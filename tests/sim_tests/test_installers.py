@@ -1,4 +1,4 @@
-"""Fake vendor installers: names, flags, failures and on-disk layout (ascend-facts §1-§6)."""
+"""Fake vendor installers: names, flags, failures and on-disk layout."""
 
 from __future__ import annotations
 
@@ -168,7 +168,8 @@ def test_full_stack_new_layout(sim_scratch: ScratchRoots, repo: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert (r / "nnal/atb/latest/atb/cxx_abi_0/lib/libatb.so").exists()
     assert (r / "nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so").exists()
-    # An upgrade while a process holds a davinci node is refused (HWC-A5).
+    # An upgrade while a process holds a davinci node is refused
+    # (https://support.huaweicloud.com/bestpractice-aics/aics_bp_0106.html).
     sim_state = json.loads((root / "var/lib/ascend-sim/state.json").read_text())
     sim_state["npus"][0]["processes"] = [{"pid": 9, "name": "python3", "memory_mb": 1}]
     (root / "var/lib/ascend-sim/state.json").write_text(json.dumps(sim_state))
@@ -199,7 +200,8 @@ def test_old_layout_and_upgrade_rule(sim_scratch: ScratchRoots, repo_old: Path,
     res = run(root, f"./{new['ops']} --install --quiet")
     assert res.returncode == 1
     assert "requires Ascend-cann-toolkit 8.5.0" in res.stderr
-    # 8.5.0 over an older CANN needs --upgrade (CANN-850).
+    # 8.5.0 over an older CANN needs --upgrade
+    # (https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html).
     res = run(root, f"./{new['toolkit']} --install --quiet")
     assert res.returncode == 1
     assert "--upgrade" in res.stderr

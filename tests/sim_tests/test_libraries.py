@@ -1,4 +1,4 @@
-"""Stub libraries resolve only through configured paths, as on a real host (§9, §11)."""
+"""Stub libraries resolve only through configured paths, as on a real host."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fake npu-smi prints the published layouts verbatim (ascend-facts §4)."""
+"""The fake npu-smi prints the published layouts verbatim (tests/data/real)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_info_910_first_generation(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_info_310p_dual_chip_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     _versions(monkeypatch, "25.2.0")
     state = _state("310p", 1)
-    state["npus"][0]["npu_id"] = 2  # NPU IDs need not start at 0 (§4.3)
+    state["npus"][0]["npu_id"] = 2  # NPU IDs need not start at 0 (Syllo/nvtop #421)
     out = npu_smi.info_table(state)
     assert out.startswith(samples.INFO_310P_HEAD + "\n")
     assert "No running processes found in NPU 2" in out

@@ -31,7 +31,7 @@ def text(problems: list[Problem]) -> str:
 
 
 # Each case: spec sections, the key path that must be blamed, and the two versions the
-# message must name (compat-matrix.md §1.2, §1.3, §2, §3.1).
+# message must name (the rows of ascend_env/data/matrix.yaml and their sources).
 INCOMPATIBLE: list[tuple[str, dict[str, Any], str, tuple[str, str]]] = [
     ("torch_npu of CANN 8.0.0 on CANN 8.5.0",
      {"frameworks": {"torch": {"version": "2.1.0", "torch_npu": "2.1.0.post10"}}},

@@ -1,4 +1,4 @@
-"""One HDK identity in the data and every comparison (issue 16 items 3 and 4's matrix rows)."""
+"""One HDK identity in the data and every comparison (and the matrix rows it needs)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The shipped data: every row of matrix.yaml and chips.yaml, its shape, its sources, real facts.
 
 These rows are what operators trust, so each one is checked on its own (one test id per row)
-and a handful of facts are checked against the public tables they come from
-(../shared/reference/compat-matrix.md, ascend-facts.md).
+and a handful of facts are checked against the public tables they come from (each row's
+`sources`, defined in matrix.yaml).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ CHIPS = load_chips()
 # Conflicts about file names, paths, output labels or documentation: no matrix row can cite them.
 DATA_ONLY_CONFLICTS = frozenset({13, 14, 15, 16, 17, 18, 19})
 
-# Every CANN release of compat-matrix.md §3.1.
+# Every CANN release with a published HDK pairing (the CANN release notes and install guides,
+# ascend-deployer's version_match.json, Ascend/docs package_info.js).
 SECTION_3_1_CANN = [
     "6.3.RC1",
     "6.3.RC2",
@@ -240,7 +241,7 @@ def test_mindspore_rows_unique() -> None:
 def test_conflict_ids_unique_and_complete() -> None:
     ids = [conflict.id for conflict in MATRIX.conflicts]
     assert len(ids) == len(set(ids))
-    assert sorted(ids) == list(range(1, 20)), "compat-matrix.md §5 has conflicts 1-19"
+    assert sorted(ids) == list(range(1, 20)), "the matrix has conflicts 1-19"
 
 
 @pytest.mark.parametrize("conflict", MATRIX.conflicts, ids=_conflict_id)

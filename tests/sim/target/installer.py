@@ -2,8 +2,11 @@
 """Install script inside every fake vendor .run (driver, firmware, toolkit, ops, nnal).
 
 makeself extracts the payload to a temporary folder and runs this with the package's
-arguments. Behaviour follows ascend-facts.md §5 (flags, order, failures) and leaves the
-on-disk layout of §1-§3. Runs on the simulated host with only the standard library.
+arguments. Behaviour follows the vendor's install guides (flags, order, failures:
+https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html,
+https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html)
+and leaves the on-disk layout that real hosts show (tests/data/real). Runs on the simulated
+host with only the standard library.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def write_kv(path: Path, data: dict[str, str]) -> None:
 
 
 def version_key(v: str) -> tuple[int, int, int, int]:
-    """Vendor order of a CANN/HDK version: X.Y.RCn < X.Y.0 < X.Y.1 (compat-matrix §4.2)."""
+    """Vendor order of a CANN/HDK version: X.Y.RCn < X.Y.0 < X.Y.1 (the order of https://github.com/Ascend/pytorch/blob/master/COMPATIBILITY.md)."""
     parts = v.replace("-", ".").split(".")
     major, minor = int(parts[0]), int(parts[1])
     third = parts[2].lower() if len(parts) > 2 else "0"
@@ -539,7 +542,7 @@ class Package:
 
 
 def set_env(root: Path, ver: str, new: bool) -> str:
-    """The toolkit's set_env.sh with the variables of ascend-facts §2.2."""
+    """The toolkit's set_env.sh with the variables the official images copy (https://github.com/Ascend/cann-container-image)."""
     if new:
         home = f"{root}/cann-{ver}"
         head = (f'export ASCEND_TOOLKIT_HOME={home}\n'

@@ -5,7 +5,7 @@ The fake driver installs this file as /usr/local/bin/npu-smi inside a host. Only
 standard library.
 Hardware comes from the host's state file; driver and firmware versions from the files the
 installers wrote, as a real npu-smi reads them from the driver. Table shapes are those of
-ascend-facts.md §4.
+the published outputs in tests/data/real (each with its source).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ STATE = "/var/lib/ascend-sim/state.json"
 INSTALL_INFO = "/etc/ascend_install.info"
 
 # Sample values from the published outputs, cycled per NPU so that a two-NPU host prints
-# exactly the §4.1 / §4.2 / §4.3 samples.
+# exactly the published samples (vllm-ascend #198, #1047; Syllo/nvtop #421).
 POWER = ("102.8", "97.6", "99.1", "101.5", "98.3", "100.2", "96.9", "103.4")
 TEMP = (55, 54, 53, 56, 52, 55, 54, 53)
 HBM_USED = (3338, 3337, 3339, 3336, 3338, 3337, 3340, 3335)
@@ -294,7 +294,9 @@ def health(state: dict[str, Any], npu: dict[str, Any], chip: int | None) -> str:
         out += [kv("Health", "OK"), kv("Chip Name", "MCU")]
         return "\n".join(out)
     if h == "Alarm":
-        # Tab-indented with continuation lines, as in the MC-FIX alarm capture (§4.7).
+        # Tab-indented with continuation lines, as in the alarm capture
+        # component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt
+        # of https://github.com/Ascend/mind-cluster.
         code = npu.get("error_code") or "A4025021 8C03A000 8C084E00"
         return "\n".join([
             kv("Health Status", "Alarm", "\t"),

@@ -1,12 +1,13 @@
 """A fake torch_npu: one broken Ascend stack, chosen by ASCEND_ENV_FAKE_NPU, for the smoke tests.
 
-- "no-cann": the import fails the way the real one does without CANN (ascend-facts.md §9).
+- "no-cann": the import fails the way the real one does without CANN
+  (https://github.com/vllm-project/vllm-ascend/issues/262).
 - "no-device": it imports and registers torch.npu, which sees no NPU.
 - "silent-cpu": it imports, claims one healthy NPU, accepts `.to("npu:0")` without error and
   keeps every tensor on the host CPU: training "works", and only evidence read from the
   tensors shows where it ran. This is the failure the smoke verdict exists to catch.
 - "broken-device": it sees one NPU that fails when selected, with torch_npu's message for a
-  device that cannot be opened (ascend-facts.md §11).
+  device that cannot be opened.
 """
 
 from __future__ import annotations
