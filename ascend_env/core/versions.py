@@ -2,8 +2,11 @@
 
 Vendor versions are not PEP 440 (`8.0.RC1`, `6.3.RC3.1`, `8.0.RC1.alpha003`, `25.0.rc1.1`,
 `9.0.0-beta.2`, `7.1.0.11.220`). `packaging` either rejects them or orders them wrongly
-(`7.0.0.beta1` < `7.0.RC1`), so the ordering here follows compat-matrix.md §4.2 and the raw
-spelling is kept because file names and URLs are built from it.
+(`7.0.0.beta1` < `7.0.RC1`), so the ordering here follows the vendor's release order (the
+rows of https://github.com/Ascend/pytorch/blob/master/COMPATIBILITY.md; for 9.x pre-releases
+the example in aclsysGetVersionNum's doc,
+https://www.hiascend.com/document/detail/en/CANNCommunityEdition/910/API/runtimeapi/aclcppdevg_03_2097.html)
+and the raw spelling is kept because file names and URLs are built from it.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ class AscendVersion:
 
     @classmethod
     def parse(cls, text: str) -> AscendVersion:
-        """Parse any vendor form listed in compat-matrix.md §4.1."""
+        """Parse any vendor form (examples in tests/core/test_versions.py)."""
         raw = text.strip()
         match = _VERSION_RE.fullmatch(raw)
         if match is None:
@@ -156,7 +159,7 @@ class AscendVersion:
         return AscendVersion.parse(self.release_raw)
 
     def pep440(self) -> Version:
-        """A PEP 440 view for range checks (compat-matrix.md §4.4 "matrix base")."""
+        """A PEP 440 view for range checks (`X.Y.RCn` -> `X.Y.0rcN`, a patch `.P` -> `.postP`)."""
         if self.stage is Stage.INTERNAL:
             raise InvalidVersionError(
                 f"{self.raw!r} is an internal T build; it has no agreed place in the order"
@@ -201,7 +204,8 @@ def satisfies(version: AscendVersion | str, specifier: str) -> bool:
     Pre-releases are always admitted explicitly: RC releases are the normal way CANN ships.
     Bounds keep PEP 440 meaning, and X.Y.RCn maps to X.Y.0rcN, so the RCs of a line sit below
     a bare `X.Y`: `<8.1` excludes 8.1.RC1 (it belongs to the 8.1 line), and `>=8.1` excludes it
-    too; write `>=8.1.0rc1` to start a range at the line's first RC (compat-matrix.md §4.3).
+    too; write `>=8.1.0rc1` to start a range at the line's first RC
+    (PEP 440's exclusive ordered comparison, https://peps.python.org/pep-0440/).
     """
     parsed = version if isinstance(version, AscendVersion) else AscendVersion.parse(version)
     try:
@@ -215,8 +219,9 @@ class HdkIdentity:
     """One name per HDK release, whatever spelling a file, folder or tool prints.
 
     HDK releases are named `25.0.RC1` (folders, release notes, specs) while their installer
-    files, driver/version.info and npu-smi print `25.0.rc1.1` (ascend-facts §3.1; npu-smi
-    title `npu-smi 25.0.rc1.1  Version: 25.0.rc1.1`, vllm-project/vllm-ascend#4621). The table
+    files, driver/version.info and npu-smi print `25.0.rc1.1` (ascend-deployer 26.0.0's
+    NPU_25.0.RC1.json; npu-smi title `npu-smi 25.0.rc1.1  Version: 25.0.rc1.1`,
+    vllm-project/vllm-ascend#4621). The table
     of such file versions lives in matrix.yaml (`hdk_files`); every comparison of a spec's
     driver with a host's, a plan's file or an install decision goes through `release_of`, so
     `25.0.RC1`, `25.0.rc1` and `25.0.rc1.1` are one release, while `25.0.rc1.2` (a file no
@@ -250,7 +255,8 @@ class HdkIdentity:
 
 
 # Inner release codes: `V100R001C21` in `innerversion=V100R001C21SPC001B238`, the version
-# train CANN and the driver state compatibility in (ascend-facts §3.1, §3.3).
+# train CANN and the driver state compatibility in (https://github.com/vllm-project/vllm-ascend/issues/451,
+# https://github.com/vllm-project/vllm-ascend/issues/1047).
 _INNER_RE = re.compile(r"V(?P<v>\d+)R(?P<r>\d+)C(?P<c>\d+)", re.IGNORECASE | re.ASCII)
 
 
@@ -359,7 +365,7 @@ def impossible(version: AscendVersion) -> str | None:
     """Why a version in a vendor form still cannot name a release, or None.
 
     The vendor numbers RCs, community tags and 9.x pre-releases from 1 (`8.0.RC1`,
-    `8.3.RC1.alpha001`, `9.0.0-beta.1`; compat-matrix.md §4.1): a 0 there is a typo, not a
+    `8.3.RC1.alpha001`, `9.0.0-beta.1`; tests/core/test_versions.py): a 0 there is a typo, not a
     release ascend-env does not know yet.
     """
     if version.stage is Stage.RC and version.number == 0:
