@@ -2,8 +2,9 @@
 
 From CANN 8.5.0 the toolkit lives in cann-<version>/ with a `cann` link to it, before in
 ascend-toolkit/<version>/ with `latest`; going back across the change needs an uninstall of
-the newer release first (the vendor's 8.5.0 release notes, CANN-RN850). Install, doctor and
-images all read the layout from here.
+the newer release first (the vendor's 8.5.0 release notes,
+https://www.hiascend.com/document/detail/zh/canncommercial/850/releasenote).
+Install, doctor and images all read the layout from here.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class CannLayout:
 
     @property
     def set_env(self) -> str:
-        """The documented toolkit environment script of this era (ascend-facts §2.1)."""
+        """The documented toolkit environment script of this era (8.5+: the CANN 8.5.0 install
+        guide, https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html;
+        before: https://hiascend.com/document/detail/zh/CANNCommunityEdition/800alpha001/apiref/envref/envref_07_0002.html)."""
         if self.new:
             return f"{self.install_path}/cann/set_env.sh"
         return f"{self.install_path}/ascend-toolkit/set_env.sh"
