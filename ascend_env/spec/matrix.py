@@ -107,7 +107,8 @@ class CannRow(_Strict):
         """The oldest driver a source says this CANN accepts: the stated minimum, else the
         oldest line its compatibility list names (with the paired HDK); None where the only
         fact is the HDK it was released with, which is no minimum (a CANN's own
-        compatible_version list often names older drivers, ascend-facts §3.3)."""
+        compatible_version list often names older drivers, as in
+        https://github.com/vllm-project/vllm-ascend/issues/1047)."""
         if self.hdk_min is not None:
             return self.hdk_min
         candidates = [AscendVersion.parse(f"{line}.RC1") for line in self.hdk_compatible]
