@@ -19,7 +19,9 @@ PLAN_SCHEMA = "ascend-env/plan/v1"
 Component = Literal["driver", "firmware", "toolkit", "ops", "nnal", "nnae", "nnrt",
                     "torch", "torch_npu", "mindspore"]
 
-# Fresh-host order (ascend-facts.md §5): driver before firmware, toolkit before the packages
+# Fresh-host order (CANN install guide,
+# https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/softwareinst/instg/instg_0005.html):
+# driver before firmware, toolkit before the packages
 # that extend it, frameworks last. An upgrade puts firmware first; the install role decides.
 _CANN_ORDER: list[PackageKind] = ["nnae", "nnrt", "toolkit", "ops", "nnal"]
 
