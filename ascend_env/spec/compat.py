@@ -24,7 +24,8 @@ from ascend_env.spec.releases import ImagePairing
 from ascend_env.spec.wheels import check_wheels
 
 # Operator packages were `kernels-<chip>` until 8.3.x and `<chip>-ops` from 8.5.0; nnae and
-# nnrt were not released from 8.5.0 on (ascend-facts.md §5.2, §6).
+# nnrt were not released from 8.5.0 on (CANN 8.5.0 release notes, https://www.hiascend.com/document/detail/zh/canncommercial/850/releasenote;
+# the 8.5.0 install guide, https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html).
 OPS_RENAMED_IN = AscendVersion.parse("8.5.0")
 # How a site makes a release known without a new ascend-env (spec/overlay.py, docs/spec.md).
 ADD_RELEASE = ("To add it: a matrix overlay in /etc/ascend-env/matrix.d/*.yaml or "
@@ -219,7 +220,8 @@ def _unpaired(path: str, name: str, version: str, cann: AscendVersion, *,
               elsewhere: list[tuple[str, TorchRow | MindSporeRow]], choices: list[str]
               ) -> Problem:
     """A framework release the sources pair with other CANN lines only: an error, because its
-    table (PT-COMPAT, MindSpore's install pages) pins each build to one CANN."""
+    table (Ascend/pytorch COMPATIBILITY.md, MindSpore's install pages) pins each build to one
+    CANN."""
     where = "; ".join(f"{name} {release} <-> CANN {row.cann.raw} ({_sources(row)})"
                       for release, row in elsewhere)
     return Problem(path=path, value=version, row=where or None,
