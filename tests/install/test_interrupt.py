@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.install.processes import marked
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # A program that runs its children as a command of ascend-env does: inside supervision(),
@@ -49,24 +51,6 @@ PROGRAM = textwrap.dedent("""
 # the shell itself waiting; STUBBORN adds one that ignores the stop signals (SIGKILL ends it).
 TREE = "setsid sleep 300 & sleep 300 & sleep 300 & wait"
 STUBBORN = "setsid sleep 300 & (trap '' TERM INT HUP; sleep 300) & sleep 300 & wait"
-
-
-def marked(marker: str) -> list[str]:
-    """Live processes whose environment carries `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker.encode() not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            stat = (entry / "stat").read_bytes()
-            if stat[stat.rfind(b")") + 2:][:1] == b"Z":
-                continue
-            found.append(f"{entry.name} {(entry / 'cmdline').read_bytes()!r}")
-        except OSError:
-            continue
-    return found
 
 
 def start(tmp_path: Path, how: str, script: str = TREE, *, grace: float = 2,

@@ -21,6 +21,7 @@ import pytest
 
 from ascend_env.ansible.stopped import positions
 from ascend_env.spec.plan import Plan
+from tests.install.processes import marked
 from tests.install.test_install_sim import (  # noqa: F401 (fixtures)
     ALL_COMPONENTS,
     one_host,
@@ -35,26 +36,6 @@ pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GRACE_S = 4
-
-
-def marked(marker: str) -> list[str]:
-    """Live processes whose environment carries `marker` (everything the run started
-    inherits it, whatever its session or parent now), as `pid command`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker.encode() not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            stat = (entry / "stat").read_bytes()
-            if stat[stat.rfind(b")") + 2:][:1] == b"Z":
-                continue
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")[:160]
-        except OSError:
-            continue
-        found.append(f"{entry.name} {command.decode(errors='replace')}")
-    return found
 
 
 def cli(fleet: SimFleet, repo: Path, plan: Plan, tmp_path: Path, *extra: str) -> list[str]:
