@@ -268,7 +268,7 @@ class Hccl(Section):
     exec_timeout: int | None = Field(None, ge=0, le=2147483647, strict=True,
                                      description="HCCL_EXEC_TIMEOUT (s): 0..2147483647 on 910B "
                                      "and A3 (0 = no limit), 1..17340 on 910 and 310P")
-    # No upper bound in the reference; 64 GiB per buffer is past any chip's memory.
+    # No source states an upper bound; 64 GiB per buffer is past any chip's memory.
     buffsize_mb: int | None = Field(None, ge=1, le=65536, strict=True,
                                     description="HCCL_BUFFSIZE (MB), default 200")
     if_ip: Literal["any", "per-host"] | None = Field(
