@@ -9,14 +9,16 @@ rows interleaved within each round so that a noisy moment hits them alike. Our b
 compiled first, as pip does when it installs the package (this machine sets
 PYTHONDONTWRITEBYTECODE=1).
 
-Three measures per run, each from the kernel's own accounting:
+Four measures per run, each from the kernel's own accounting:
 - controller CPU: the doctor's process tree on this side, its ssh clients and the ssh master
   connections it leaves behind (Ansible's ControlPersist; this process adopts them as a
   child subreaper, so their CPU is read from /proc like the rest);
 - hosts' CPU: every simulated host's sshd and all it started (sessions, the probe, the fake
   npu-smi and hccn_tool), read from /proc: each live process's own and reaped children's
   time, summed over the tree under the host's sshd, before and after the run;
-- peak memory: the doctor's largest resident set (wait4's ru_maxrss).
+- peak memory: the doctor's largest resident set (wait4's ru_maxrss);
+- CPU others: what the rest of this machine used meanwhile (/proc/stat's busy time less the
+  two above), the noise under the wall figures.
 
 The simulated hosts run on this machine, so their probes share its cores with the doctor.
 The wall figure is therefore set against a floor that no controller could beat: the larger of
@@ -81,6 +83,13 @@ def tree_cpu(roots: set[int], reaped_only: bool = False) -> float:
     return total / TICK
 
 
+def machine_cpu() -> float:
+    """CPU seconds this machine's cores have been busy (/proc/stat: all but idle and iowait)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields)
+    return (user + nice + system + irq + softirq + steal) / TICK
+
+
 def reap() -> None:
     """Reap the adopted processes that ended (ssh masters): their time joins this process's
     reaped children's."""
@@ -108,6 +117,7 @@ class Row:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     host_cpus: list[float] = field(default_factory=list)
+    other_cpus: list[float] = field(default_factory=list)
     peaks: list[int] = field(default_factory=list)
 
     def run(self) -> None:
@@ -120,10 +130,12 @@ class Row:
             reap()
             # This process's own time stays out: it only waits and reads /proc.
             mine, hosts = tree_cpu(me, reaped_only=True), tree_cpu(sshds)
+            busy = machine_cpu()
             start = time.perf_counter()
             process = subprocess.Popen(self.command, stdout=out, stderr=out, env=env)
             _, status, used = os.wait4(process.pid, 0)
             wall = time.perf_counter() - start
+            busy = machine_cpu() - busy
             process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
             hosts = tree_cpu(sshds) - hosts
             reap()
@@ -136,6 +148,8 @@ class Row:
         self.walls.append(wall)
         self.cpus.append(mine)
         self.host_cpus.append(hosts)
+        # Whatever else ran meanwhile (other users of this machine): the wall figure's noise.
+        self.other_cpus.append(max(0.0, busy - mine - hosts))
         self.peaks.append(used.ru_maxrss)
         if self.after is not None:
             self.after()
@@ -151,6 +165,10 @@ class Row:
     @property
     def host_cpu(self) -> float:
         return statistics.median(self.host_cpus)
+
+    @property
+    def other_cpu(self) -> float:
+        return statistics.median(self.other_cpus)
 
     @property
     def peak_mib(self) -> float:
@@ -236,10 +254,12 @@ def main() -> int:
     local, one, one_last, many, reference, first_run = rows
     cores = len(os.sched_getaffinity(0))
     width = max(len(row.name) for row in rows) + 2
-    print(f"{'':<{width}}{'wall':>8}{'CPU here':>10}{'CPU hosts':>11}{'peak':>10}")
+    print(f"{'':<{width}}{'wall':>8}{'CPU here':>10}{'CPU hosts':>11}{'CPU others':>12}"
+          f"{'peak':>10}")
     for row in rows:
         hosts = f"{row.host_cpu:10.2f}s" if row is not local and row is not reference else " " * 11
-        print(f"{row.name:<{width}}{row.wall:7.2f}s{row.cpu:9.2f}s{hosts}{row.peak_mib:6.0f} MiB")
+        print(f"{row.name:<{width}}{row.wall:7.2f}s{row.cpu:9.2f}s{hosts}{row.other_cpu:11.2f}s"
+              f"{row.peak_mib:6.0f} MiB")
     slowest = max(one.wall, one_last.wall)
     floor = max(slowest, many.host_cpu / cores)
     print(f"floor: max(slowest single host {slowest:.2f}s, hosts' CPU {many.host_cpu:.2f}s / "
