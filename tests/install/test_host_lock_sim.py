@@ -24,6 +24,7 @@ from ascend_env.core.resources import remote_source
 from ascend_env.spec.plan import Plan
 from tests.cli_invoke import invoke
 from tests.doctor import hosts as h
+from tests.install.processes import marked
 from tests.install.test_install_sim import (  # noqa: F401 (fixtures)
     ALL_COMPONENTS,
     one_host,
@@ -34,7 +35,6 @@ from tests.install.test_install_sim import (  # noqa: F401 (fixtures)
 from tests.install.test_interrupt_sim import (  # noqa: F401 (fixture)
     Started,
     cli,
-    marked,
     started,
 )
 from tests.sim.fixtures import FleetFactory, SimFleet

@@ -264,7 +264,7 @@ def test_missing_package_is_named_before_any_host_is_touched(
     assert tree_digest(one_host.root(one_host.hosts[0])) == before
 
 
-@pytest.mark.xfail(reason="open bug (issue 30 stays open): SIGKILL of ascend-env's whole process "
+@pytest.mark.xfail(reason="open bug: SIGKILL of ascend-env's whole process "
                    "group kills the tether too, so its ansible-playbook (own session) runs on "
                    "and holds the host lock; the next run is refused", strict=False)
 def test_install_killed_half_way_converges_on_the_next_run(
