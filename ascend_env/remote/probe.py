@@ -42,9 +42,8 @@ NPU_SMI_CHIP_HEALTH = "npu-smi info -t health -i {npu} -c {chip}"
 A3_TABLE_MARK = "Phy-ID"
 NPU_SMI_MAP = "npu-smi info -m"
 NPU_SMI_SPOD = "npu-smi info -t spod-info -i {npu} -c {chip}"
-# Any health word but OK in `npu-smi info` makes the probe read the per-device health pages,
-# which carry the alarm codes (the health words: Huawei's Atlas 300I Pro npu-smi reference,
-# https://hiascend.com/document/detail/zh/Atlas%20300I%20Pro%20Inference%20Card/Atlas%20300I%20Pro%20Inference%20Card/300Ipro_015.html).
+# A health word but OK in `npu-smi info` makes the probe read the health pages (alarm codes):
+# https://hiascend.com/document/detail/zh/Atlas%20300I%20Pro%20Inference%20Card/Atlas%20300I%20Pro%20Inference%20Card/300Ipro_015.html
 UNHEALTHY = frozenset(("warning", "alarm", "critical", "unknown"))
 LSPCI = "lspci -D -n -d 19e5:"  # only where sysfs shows no Huawei function (capture_pci)
 LSMOD = "lsmod"
