@@ -17,6 +17,7 @@ import fcntl
 import os
 import shlex
 import socket
+import stat
 import sys
 import time
 import uuid
@@ -76,8 +77,9 @@ def holder_gone(found: Any) -> bool:
     if found.get("controller_boot_id") != boot_id():
         return True  # this controller rebooted since: nothing of that run is left
     run_lock = found.get("run_lock")
-    if isinstance(run_lock, str) and run_lock:
-        return not run_lock_held(Path(run_lock))
+    held = run_lock_held(Path(run_lock)) if isinstance(run_lock, str) and run_lock else None
+    if held is not None:
+        return not held
     pid = found.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -92,21 +94,45 @@ def hold_run_lock(path: Path) -> int:
     return fd
 
 
-def run_lock_held(path: Path) -> bool:
-    """Whether some process still holds a run's lock file (its run goes on)."""
+def run_lock_held(path: Path) -> bool | None:
+    """Whether some process still holds a run's lock file (its run goes on); None where this
+    process cannot tell (another user's file it may not open, say): the holder's pid judges."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # The path comes from the host's lock file: no link followed, no FIFO waited on.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False  # its run ended and its logs were removed since
     except OSError:
-        return False
+        return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)
     return False
+
+
+def judged_here(found: Any) -> bool:
+    """Whether the holder's run is one this controller can see end (it started here)."""
+    return isinstance(found, dict) and found.get("controller") == socket.gethostname()
+
+
+def wait_gone(found: Any, seconds: float) -> bool:
+    """holder_gone, asked again every half second for up to `seconds` while the holder is
+    this controller's: a run that ends without releasing the host's lock (killed, stopped
+    mid-task) is seen to end here, never on the host, so the wait for it happens here."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if holder_gone(found):
+            return True
+        if not judged_here(found) or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)
 
 
 def describe(found: Any) -> str:

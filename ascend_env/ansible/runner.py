@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ascend_env.ansible.host_lock import command_line, hold_run_lock, holder
+from ascend_env.ansible.ssh_masters import own_masters
 from ascend_env.ansible.stopped import LOCK_ROLE, RunStopped, interruption
 from ascend_env.core import children
 from ascend_env.core.errors import UsageError
@@ -128,13 +129,19 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
     ansible-playbook runs tethered (core/children.py): a stop signal lets it end the task in
     hand on every host, then stops it and its workers, and RunStopped says where it was.
     """
+    with own_masters() as masters:
+        return _run(variables, run, playbook, on_event, masters)
+
+
+def _run(variables: dict[str, Any], run: PlaybookRun, playbook: str,
+         on_event: Callable[[Event], None], masters: Path) -> tuple[int, Path, list[Event]]:
     run_dir = _run_dir(run.log_dir or RUNS_DIR)
     # Held while this run goes on (by this process, and by the tether until ansible-playbook
     # is gone): what tells another run on this controller whether a host's lock is stale.
     run_lock = run_dir / "run.lock"
     # Who holds each host's lock (the host_lock role), and how long to wait for another's.
     ours = {"ascend_lock_holder": holder(run_lock=run_lock), "ascend_lock_wait": run.lock_wait,
-            **variables}
+            "ansible_control_path_dir": str(masters), **variables}
     (run_dir / "extra-vars.json").write_text(json.dumps(ours, indent=2))
     events_path, log_path = run_dir / "events.jsonl", run_dir / "ansible.log"
     playbooks = shipped_dir("playbooks")
@@ -173,7 +180,8 @@ def run_playbook(variables: dict[str, Any], run: PlaybookRun, *,
             log.write("$ " + " ".join(command) + "\n")
             log.flush()
             process = children.spawn(command, stdout=log, stderr=log, env=env,
-                                     stop_file=stop_file, pass_fds=(run_fd,))
+                                     stop_file=stop_file, pass_fds=(run_fd,),
+                                     remove=masters)
             rc = children.wait(process)
     finally:
         os.close(run_fd)

@@ -176,16 +176,19 @@ def supervision() -> Iterator[None]:
 def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
           stderr: IO[Any] | int | None = None, stdin: IO[Any] | int | None = subprocess.DEVNULL,
           env: dict[str, str] | None = None, cwd: Path | None = None,
-          stop_file: Path | None = None, pass_fds: tuple[int, ...] = ()
-          ) -> subprocess.Popen[bytes]:
+          stop_file: Path | None = None, pass_fds: tuple[int, ...] = (),
+          remove: Path | None = None) -> subprocess.Popen[bytes]:
     """Start argv under a tether; refused once a stop has come (nothing new starts then).
-    `pass_fds` are kept open in the tether (not in the child) until the child's tree is gone."""
+    `pass_fds` are kept open in the tether (not in the child) until the child's tree is gone;
+    `remove` is a folder the tether removes after a stop has ended that tree."""
     if _state.signum is not None:
         raise Interrupted(_state.signum)
     command = [sys.executable, "-I", "-S", str(_TETHER), "--parent", str(os.getpid()),
                "--grace", str(grace_s()), "--kill-grace", str(KILL_GRACE_S)]
     if stop_file is not None:
         command += ["--stop-file", str(stop_file)]
+    if remove is not None:
+        command += ["--remove", str(remove)]
     # Blocked while it starts (the tether inherits the mask, and unblocks once it can stop
     # its child), so that no stop falls between its start and its handlers; a stop here
     # waits until the tether is registered.

@@ -2,7 +2,8 @@
 child's whole tree (every process the child started, even those that left its process group)
 in stages, so that nothing ascend-env started goes on after a stop.
 
-`python -I -S tether.py --parent PID --grace S --kill-grace S [--stop-file PATH] -- ARGV...`
+`python -I -S tether.py --parent PID --grace S --kill-grace S [--stop-file PATH]
+[--remove DIR] -- ARGV...`
 
 - PR_SET_PDEATHSIG (prctl(2)) gives this program SIGTERM when ascend-env dies, even by
   SIGKILL; the setting is not inherited across fork, which is why a program sits here rather
@@ -15,6 +16,8 @@ in stages, so that nothing ascend-env started goes on after a stop.
   the signal (SIGHUP as SIGTERM: ansible-playbook only forwards SIGINT and SIGTERM to its
   workers) goes to the whole tree, and after --kill-grace seconds SIGKILL. A second stop
   skips the wait of the current stage.
+- --remove DIR: a folder of the child's own (its ssh master sockets), removed once a stop
+  has ended the tree: ascend-env removes it after a normal end, but cannot once killed.
 
 Standard library only, and no ascend_env import: it starts in a fresh interpreter (-I -S)
 for every child, so its start costs little.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,6 +146,7 @@ def main(argv: list[str]) -> NoReturn:
     parser.add_argument("--grace", type=float, default=20.0)
     parser.add_argument("--kill-grace", type=float, default=5.0)
     parser.add_argument("--stop-file")
+    parser.add_argument("--remove")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -183,6 +188,8 @@ def main(argv: list[str]) -> NoReturn:
                 break
     if stopper.signum is not None:
         stopper.done.wait()
+        if args.remove:
+            shutil.rmtree(args.remove, ignore_errors=True)
     if code is None:
         code = 128 + signal.SIGTERM
     sys.exit(128 - code if code < 0 else code)

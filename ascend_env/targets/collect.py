@@ -202,7 +202,7 @@ def control_path(directory: str | None) -> str | None:
     """An ssh ControlPath in Ansible's control_path_dir, or None where a socket cannot live.
 
     Ansible keeps one ssh master per host for 60 s (ControlPersist); the doctor reuses the
-    same mechanism, so a run right after another (or after an install) skips the handshake.
+    same mechanism, so a doctor right after another skips the handshake.
     """
     folder = Path(directory or os.environ.get("ANSIBLE_CONTROL_PATH_DIR")
                   or CONTROL_PATH_DIR).expanduser()

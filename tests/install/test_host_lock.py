@@ -20,6 +20,7 @@ from ascend_env.ansible.host_lock import (
     holder,
     holder_gone,
     start_time,
+    wait_gone,
 )
 from ascend_env.core.resources import remote_source
 
@@ -190,3 +191,41 @@ def test_a_run_is_gone_when_nothing_holds_its_run_lock(tmp_path: Path) -> None:
     other.stdout.close()
     assert holder_gone(running)
     assert holder_gone({**running, "run_lock": str(tmp_path / "never-made")})
+
+
+def test_a_run_lock_that_cannot_be_judged_falls_back_to_the_holders_pid(tmp_path: Path) -> None:
+    """The run lock's path comes from the host's lock file: a FIFO is not waited on, a link
+    not followed, and neither makes a live holder look gone."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "target")
+    (tmp_path / "target").write_text("")
+    for path in (fifo, link):
+        assert not holder_gone(holder(run_lock=path))  # this process lives
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead = {**holder(run_lock=fifo), "pid": child.pid, "pid_start": start_time(child.pid)}
+    child.wait()
+    assert holder_gone(dead)
+
+
+def test_the_controller_waits_for_its_own_holders_run_to_end(tmp_path: Path) -> None:
+    """A run killed without releasing a host's lock: the next run's wait sees it end here."""
+    path = tmp_path / "run.lock"
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path\n"
+        "from ascend_env.ansible.host_lock import hold_run_lock\n"
+        f"hold_run_lock(Path({str(path)!r})); print('held', flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert other.stdout is not None and other.stdin is not None
+    assert other.stdout.readline() == "held\n"
+    running = holder(run_lock=path)
+    assert not wait_gone(running, 0)
+    other.stdin.close()  # the holder's run ends while the next one waits
+    assert wait_gone(running, 120)
+    other.wait()
+    other.stdout.close()
+    # Another controller's run is not waited for here (the host waits for its release).
+    started = time.monotonic()
+    assert not wait_gone({**running, "controller": "ctrl-b.lab.example"}, 120)
+    assert time.monotonic() - started < 60

@@ -73,6 +73,11 @@ class Started:
         lines = found[-1].read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.endswith("}")]
 
+    def masters(self) -> list[Path]:
+        """The ssh master folders of its playbook runs (their extra vars name them)."""
+        return [Path(json.loads(path.read_text())["ansible_control_path_dir"])
+                for path in sorted(self.log_dir.glob("*/extra-vars.json"))]
+
     def wait_for_start(self, task: str, timeout: float = 300) -> None:
         """Until some host has started a task whose name begins with `task`."""
         deadline = time.monotonic() + timeout
@@ -130,6 +135,7 @@ def test_a_stopped_install_stops_every_child_says_where_and_converges(
     code, out, err = run_.finish()
     assert code == 128 + signum, err[-3000:]
     assert marked(run_.marker) == [], "processes of the stopped run are still running"
+    assert run_.masters() and not any(folder.exists() for folder in run_.masters())
     assert "Traceback" not in err
     if as_json:
         document = json.loads(out)
@@ -193,6 +199,8 @@ def test_after_sigkill_of_ascend_env_its_ansible_playbook_does_not_go_on(
     while marked(run_.marker) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert marked(run_.marker) == [], "ascend-env's children outlived it"
+    # Its ssh masters went with it, their folder too (removed by the tether).
+    assert run_.masters() and not any(folder.exists() for folder in run_.masters())
     events = run_.events()
     # No later role started, and ansible-playbook never reached its recap.
     assert not any(e.get("event") == "start" and e.get("role") in ("python", "env")
