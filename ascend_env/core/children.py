@@ -6,19 +6,22 @@ default 20) to finish their current step, and what is left after it is killed; t
 then ends with 128 + the signal's number (130, 143, 129), as a shell reports a process ended
 by that signal.
 
-Children that ascend-env starts itself go through `spawn()`: a tether program
+Children that ascend-env starts itself and that run long go through `spawn()`
+(ansible-playbook, buildah builds, local smoke workloads, perf's job): a tether program
 (core/tether.py) sits between, so the child's whole tree dies with ascend-env even when
-ascend-env is killed outright. Processes that libraries start (the ssh of testinfra's hosts,
-buildah, the smoke workloads) are found under this process in /proc when a stop comes and
-are signalled alike: this process is their subreaper, so none escapes to init by losing its
-parent first; they do not survive ascend-env's own SIGKILL, which only tethered children do
-not outlive.
+ascend-env is killed outright. The thread that spawns must live until its wait() (the
+kernel's parent-death signal follows the thread). Processes that libraries start (the ssh of
+testinfra's hosts) and short commands are found under this process in /proc when a stop
+comes and are signalled alike: this process is their subreaper, so none escapes to init by
+losing its parent first; a SIGKILL of ascend-env leaves them to end on their own.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,7 +73,8 @@ def grace_s() -> float:
 
 class _State:
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        # Reentrant: the signal handler takes it in the main thread, which may hold it already.
+        self.lock = threading.RLock()
         self.signum: int | None = None
         self.tethers: set[int] = set()
         self.waiting = 0  # >0: the main thread waits on a tethered child; the handler returns
@@ -183,6 +187,10 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
     `remove` is a folder the tether removes after a stop has ended that tree."""
     if _state.signum is not None:
         raise Interrupted(_state.signum)
+    # Found here, so that a missing program fails as subprocess would (FileNotFoundError)
+    # instead of as the tether's exit 127.
+    if shutil.which(argv[0], path=(env if env is not None else os.environ).get("PATH")) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
     command = [sys.executable, "-I", "-S", str(_TETHER), "--parent", str(os.getpid()),
                "--grace", str(grace_s()), "--kill-grace", str(KILL_GRACE_S)]
     if stop_file is not None:
@@ -195,7 +203,8 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     # From here to the end of wait(), a stop lets the child wind down instead of raising in
     # the middle: the caller reports where it stopped.
-    _state.waiting += 1
+    with _state.lock:
+        _state.waiting += 1
     try:
         with _state.lock:
             # Its own session: a terminal's ^C or hang-up reaches it only through the
@@ -205,11 +214,24 @@ def spawn(argv: list[str], *, stdout: IO[Any] | int | None = None,
                                        pass_fds=pass_fds)
             _state.tethers.add(process.pid)
     except BaseException:
-        _state.waiting -= 1
+        with _state.lock:
+            _state.waiting -= 1
         raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return process
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a spawned child before its time (a timeout): its tether stops the child's tree as
+    on a stop signal (the signal, the grace, then SIGKILL). wait() follows as ever."""
+    send([process.pid], signal.SIGTERM)
+
+
+def raise_if_interrupted() -> None:
+    """After wait(): a stop that came meanwhile ends the command here."""
+    if _state.signum is not None:
+        raise Interrupted(_state.signum)
 
 
 def wait(process: subprocess.Popen[bytes]) -> int:
@@ -218,6 +240,6 @@ def wait(process: subprocess.Popen[bytes]) -> int:
     try:
         return process.wait()
     finally:
-        _state.waiting -= 1
         with _state.lock:
+            _state.waiting -= 1
             _state.tethers.discard(process.pid)

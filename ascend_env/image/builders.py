@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from ascend_env.core import children
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.image.storage import Storage, choose_storage
 
@@ -216,15 +217,26 @@ def _stream(argv: list[str], on_line: Callable[[str], None], env: dict[str, str]
     """Run a build, handing each output line on (progress) and keeping the whole log."""
     lines: list[str] = []
     try:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, env=env, bufsize=1)
+        # Tethered: the build (and what it runs) ends with ascend-env, even killed.
+        process = children.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 env=env)
     except FileNotFoundError as exc:
         raise BuilderMissing(f"{argv[0]} is not installed") from exc
-    assert process.stdout is not None
-    for line in process.stdout:
-        lines.append(line.rstrip("\n"))
-        on_line(line.rstrip("\n"))
-    return process.wait(), "\n".join(lines)
+    try:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            lines.append(line)
+            on_line(line)
+    except BaseException:
+        children.stop(process)
+        raise
+    finally:
+        code = children.wait(process)
+        if process.stdout is not None:
+            process.stdout.close()
+    children.raise_if_interrupted()
+    return code, "\n".join(lines)
 
 
 def _failed_build(name: str, log: str) -> BuilderError:

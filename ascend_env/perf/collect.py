@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from ascend_env.core import children
 from ascend_env.core.errors import UsageError
 from ascend_env.core.outputs import output_folder
 
@@ -103,14 +103,14 @@ def run_job(command: list[str], out: Path, *, skip: int, steps: int, timeout_s: 
                                                                              "TASK_QUEUE"))})
     started = time.monotonic()
     try:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        # Tethered: the job (and every process it starts) ends with ascend-env, even killed.
+        child = children.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     except OSError as exc:
         raise UsageError(f"perf: cannot start {command[0]}: {exc.strerror or exc}") from exc
     # A job that hangs without a word never ends the read loop below: a timer ends it.
     def expire() -> None:
         result.timed_out = True
-        _kill(child)
+        children.stop(child)
 
     timer = threading.Timer(timeout_s, expire)
     timer.daemon = True
@@ -128,12 +128,15 @@ def run_job(command: list[str], out: Path, *, skip: int, steps: int, timeout_s: 
                     echo.write(text)
                     echo.flush()
                 note_fallbacks(text, result.fallbacks)
-        child.wait()
     except BaseException:
-        _kill(child)
+        children.stop(child)
         raise
     finally:
         timer.cancel()
+        children.wait(child)
+        if child.stdout is not None:
+            child.stdout.close()
+    children.raise_if_interrupted()
     result.returncode = child.returncode
     result.seconds = time.monotonic() - started
     for notes in sorted(raw.glob("perf-notes-rank*.txt")):
@@ -141,20 +144,6 @@ def run_job(command: list[str], out: Path, *, skip: int, steps: int, timeout_s: 
         text = notes.read_text(errors="replace")[:4000]
         result.notes.extend(f"rank {rank}: {line}" for line in text.splitlines() if line)
     return result
-
-
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    """The job's whole process group: TERM, then KILL after a grace period."""
-    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(child.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            child.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def note_fallbacks(line: str, found: dict[str, list[str]]) -> None:

@@ -13,6 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from ascend_env.core import children
 from ascend_env.core.errors import EXIT_NOT_RIGHT, AscendEnvError, UsageError
 from ascend_env.remote.harness import COMPANIONS, parse_device
 from ascend_env.smoke.evidence import SCHEMAS, parse_evidence
@@ -77,15 +79,29 @@ class LocalTarget:
         return str(script)
 
     def run(self, argv: list[str], timeout_s: float) -> Completed:
-        """subprocess, stdout and stderr captured."""
+        """A tethered subprocess (it ends with ascend-env, even killed), output captured."""
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                                  check=False)
-        except subprocess.TimeoutExpired as exc:
-            return Completed(-9, _text(exc.stdout), _text(exc.stderr), timed_out=True)
+            process = children.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             raise UsageError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
-        return Completed(done.returncode, done.stdout, done.stderr)
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            children.stop(process)
+
+        timer = threading.Timer(timeout_s, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            out, err = process.communicate()
+        finally:
+            timer.cancel()
+            code = children.wait(process)
+        children.raise_if_interrupted()
+        if expired.is_set():
+            return Completed(-9, _text(out), _text(err), timed_out=True)
+        return Completed(code, _text(out), _text(err))
 
 
 class HostTarget:

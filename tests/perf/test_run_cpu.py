@@ -4,8 +4,13 @@ trace kept, a host-only summary; the job's failures and silences end in the righ
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,8 +19,11 @@ from ascend_env.cli.perf_view import lines
 from ascend_env.perf import collect
 from ascend_env.perf.summarize import summarize
 from tests.cli_invoke import invoke
+from tests.install.processes import marked
 
 pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
 
 TRAIN = """\
 import torch
@@ -143,3 +151,40 @@ def test_msprof_is_used_for_other_programs(monkeypatch: pytest.MonkeyPatch) -> N
     assert argv == ["/usr/local/Ascend/cann/bin/msprof", "--output={raw}",
                     "--application=bash serve.sh --name 'a b'"]
     assert collect.plan(["torchrun", "train.py"])[1].startswith("python hook")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
+def test_the_job_ends_with_ascend_env_even_killed(tmp_path: Path, signum: int) -> None:
+    """The job is tethered: ascend-env's SIGKILL (no handler runs) ends it too, after the
+    grace period; a SIGTERM stops it and exits 143."""
+    started = tmp_path / "started"
+    script = tmp_path / "hang.py"
+    script.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\n"
+                      "time.sleep(600)\n")
+    token = uuid.uuid4().hex
+    env = {**os.environ, "AE_TEST_RUN": token, "ASCEND_ENV_STOP_GRACE": "2",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", ""))
+                                         if p)}
+    process = subprocess.Popen([sys.executable, "-m", "ascend_env", "perf", "--out",
+                                str(tmp_path / "o"), "--", sys.executable, str(script)],
+                               env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists(), "the job never started"
+        os.kill(process.pid, signum)
+        _, err = process.communicate(timeout=60)
+        # Grace (2 s), then the signal, then SIGKILL 5 s later: gone well before this.
+        deadline = time.monotonic() + 30
+        while marked(f"AE_TEST_RUN={token}") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marked(f"AE_TEST_RUN={token}") == [], "the job outlived ascend-env"
+        if signum == signal.SIGTERM:
+            assert process.returncode == 143, err.decode()[-2000:]
+            assert b"Traceback" not in err
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
