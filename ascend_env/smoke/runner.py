@@ -95,6 +95,9 @@ class LocalTarget:
         timer.start()
         try:
             out, err = process.communicate()
+        except BaseException:
+            children.stop(process)
+            raise
         finally:
             timer.cancel()
             code = children.wait(process)
