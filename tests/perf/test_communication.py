@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from ascend_env.perf.summarize import summarize
-from tests.perf.profiler_files import CLUSTER_COMM
+from tests.perf.profiler_files import CLUSTER_COMM, needs_fixtures
+
+pytestmark = needs_fixtures
 
 
 def test_operations_and_wait_share() -> None:

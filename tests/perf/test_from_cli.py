@@ -17,9 +17,11 @@ from tests.perf.profiler_files import (
     FIXTURES,
     KERNEL_DETAILS,
     TRACE_VIEW,
+    needs_fixtures,
 )
 
 
+@needs_fixtures
 @pytest.mark.parametrize("path", [TRACE_VIEW, KERNEL_DETAILS, CLUSTER_STEPS, CLUSTER_COMM],
                          ids=lambda p: p.name.rsplit("__", 1)[-1])
 def test_each_fixture_summarises(path: Path) -> None:
@@ -32,6 +34,7 @@ def test_each_fixture_summarises(path: Path) -> None:
     assert document["unread"] == []
 
 
+@needs_fixtures
 def test_folder_terminal_view() -> None:
     result = invoke("perf", "--from", str(FIXTURES))
     assert result.code == 0, result.err
@@ -71,6 +74,7 @@ def test_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
     assert result.code == 2
 
 
+@needs_fixtures
 def test_garbage_beside_good_data_is_reported(tmp_path: Path) -> None:
     (tmp_path / "rank1").mkdir()
     (tmp_path / "rank1" / "trace_view.json").write_text("{not json")
@@ -92,6 +96,7 @@ def test_garbage_beside_good_data_is_reported(tmp_path: Path) -> None:
     assert document["core_types"][0]["core"] == "MIX_AIC"
 
 
+@needs_fixtures
 def test_oversized_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tables, "MAX_JSON_BYTES", 1024)
     result = invoke("perf", "--from", str(TRACE_VIEW))

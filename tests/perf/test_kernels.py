@@ -11,7 +11,7 @@ import pytest
 
 from ascend_env.perf.kernels import KernelTotals, read_kernels
 from ascend_env.perf.summarize import summarize
-from tests.perf.profiler_files import KERNEL_DETAILS
+from tests.perf.profiler_files import KERNEL_DETAILS, needs_fixtures
 
 
 def _rows(path: Path = KERNEL_DETAILS) -> list[dict[str, str]]:
@@ -19,6 +19,7 @@ def _rows(path: Path = KERNEL_DETAILS) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@needs_fixtures
 def test_core_types_hold_the_files_sums() -> None:
     totals = KernelTotals()
     table = read_kernels(KERNEL_DETAILS, totals)
@@ -35,6 +36,7 @@ def test_core_types_hold_the_files_sums() -> None:
     assert table.unknown == []  # every column of this release is known
 
 
+@needs_fixtures
 def test_top_kernel_with_shapes_and_dtypes() -> None:
     summary = summarize(KERNEL_DETAILS, top=3)
     by_signature: dict[tuple[str, str, str], float] = defaultdict(float)
@@ -52,6 +54,7 @@ def test_top_kernel_with_shapes_and_dtypes() -> None:
     assert summary.ai_cpu == []  # no AI_CPU row in this file
 
 
+@needs_fixtures
 def test_renamed_columns_read_the_same(tmp_path: Path) -> None:
     """`Block Num`/`Mix Block Num` (msprof-analyze's op_perf.py reads both spellings) and
     `Task Type` (the core column's older name, still msprof's op_summary's) instead of this
@@ -105,6 +108,7 @@ def test_msprof_op_summary_in_a_prof_folder(tmp_path: Path) -> None:
     assert {n.rank for n in summary.files} == {"PROF_000001_20260101_ABCDEF"}
 
 
+@needs_fixtures
 def test_msprof_copy_inside_a_framework_output_is_not_counted_twice(tmp_path: Path) -> None:
     run = tmp_path / "node1_1_20260101_ascend_pt"
     (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
@@ -119,6 +123,7 @@ def test_msprof_copy_inside_a_framework_output_is_not_counted_twice(tmp_path: Pa
     assert sum(c.count for c in summary.core_types) == len(_rows())
 
 
+@needs_fixtures
 def test_kernel_times_equal_msprof_analyze(tmp_path: Path) -> None:
     """msprof-analyze's op summary reads the same kernel_details.csv (its advisor's profiling
     dataset): per core type, the sums of its task durations are ours."""

@@ -10,7 +10,7 @@ import pytest
 
 from ascend_env.perf.steps import read_cluster_steps, read_rank_steps, spread
 from ascend_env.perf.summarize import summarize
-from tests.perf.profiler_files import CLUSTER_STEPS
+from tests.perf.profiler_files import CLUSTER_STEPS, needs_fixtures
 
 
 def _rank_rows() -> list[dict[str, str]]:
@@ -18,6 +18,7 @@ def _rank_rows() -> list[dict[str, str]]:
         return [r for r in csv.DictReader(handle) if r["Type"] == "rank"]
 
 
+@needs_fixtures
 def test_each_rank_holds_the_files_figures() -> None:
     splits, table = read_cluster_steps(CLUSTER_STEPS)
     rows = _rank_rows()
@@ -37,6 +38,7 @@ def test_each_rank_holds_the_files_figures() -> None:
         assert split.total == pytest.approx(float(row["Stage"]), rel=1e-6)
 
 
+@needs_fixtures
 def test_slowest_rank_and_spread() -> None:
     splits, _ = read_cluster_steps(CLUSTER_STEPS)
     rows = _rank_rows()
@@ -50,6 +52,7 @@ def test_slowest_rank_and_spread() -> None:
     assert result.spread == pytest.approx((max(totals.values()) - min(totals.values())) / mean)
 
 
+@needs_fixtures
 def test_gaps_equal_msprof_analyze(tmp_path: Path) -> None:
     """msprof-analyze's slow-rank analysis reads the same file from a cluster_analysis_output
     folder (a link to the fixture here) and measures each part's (max - min) / mean step."""
@@ -75,6 +78,7 @@ def test_gaps_equal_msprof_analyze(tmp_path: Path) -> None:
             CLUSTER_STEPS)[0] if s.rank == rank))
 
 
+@needs_fixtures
 def test_findings_cite_the_thresholds() -> None:
     summary = summarize(CLUSTER_STEPS)
     ids = [f.id for f in summary.findings]

@@ -12,7 +12,9 @@ import pytest
 
 from ascend_env.perf.summarize import summarize
 from ascend_env.perf.trace import read_trace
-from tests.perf.profiler_files import TRACE_VIEW
+from tests.perf.profiler_files import TRACE_VIEW, needs_fixtures
+
+pytestmark = needs_fixtures
 
 
 def _events() -> list[dict[str, Any]]:
