@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic_core import to_jsonable_python
 
@@ -120,10 +120,17 @@ def _said_by(value: str, text: str) -> bool:
     return all(line in flat for line in lines) or value.endswith("is not an object")
 
 
+def _in_a_stated_range(value: str, text: str) -> bool:
+    """A CPU list's `0-2` says 1 too: the value lies in a range the input writes."""
+    return value.isdigit() and any(int(low) <= int(value) <= int(high)
+                                   for low, high in re.findall(r"(\d+)-(\d+)", text))
+
+
 def invented(parser: str, text: str) -> list[str]:
     """What the parser's result holds that the input does not say (nor its empty result)."""
     empty = set(_values(_parse(parser, "")))
-    return [v for v in _values(_parse(parser, text)) if v not in empty and not _said_by(v, text)]
+    return [v for v in _values(_parse(parser, text)) if v not in empty and not _said_by(v, text)
+            and not (parser == "cpu_list" and _in_a_stated_range(v, text))]
 
 
 @pytest.mark.parametrize("parser", sorted(PARSERS))
@@ -138,6 +145,8 @@ def test_parsers_invent_nothing_from_garbage(parser: str, text: str) -> None:
 
 def test_invented_values_are_caught() -> None:
     """The rule above is not vacuous: a value the input does not say is found."""
+    assert invented("cpu_list", "0-2,7") == []
+    assert not _in_a_stated_range("5", "0-2,7") and not _in_a_stated_range("1", "0,2")
     assert _said_by("910B3", "garbage 910b3 here")
     assert not _said_by("OK", "garbage | : = [ ]")
     assert not _said_by("unparsed npu-smi info line: Health OK", "| 0 | | |")
@@ -157,8 +166,10 @@ def test_parsers_survive_truncation(parser: str, sample: Path) -> None:
                 and not _said_by(v, part)] == [], f"cut at {cut}"
 
 
-@settings(database=None, max_examples=150, deadline=None)
+# derandomize: the same examples every run, so a failure here is a failure everywhere.
+@settings(database=None, max_examples=150, deadline=None, derandomize=True)
 @given(st.text(alphabet=st.sampled_from(list("|+-=: \t\n0123456789abNAOK./[],xX")), max_size=400))
+@example("0-2")
 def test_text_parsers_fuzz(text: str) -> None:
     for name in PARSERS:
         if name != "pci_sysfs":
