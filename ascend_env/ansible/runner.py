@@ -158,7 +158,10 @@ def _run(variables: dict[str, Any], run: PlaybookRun, playbook: str,
     stop_file = run_dir / "stop"
     env = {**os.environ, "ASCEND_ENV_EVENTS": str(events_path),
            "ASCEND_ENV_STOP_FILE": str(stop_file),
-           "ANSIBLE_CALLBACKS_ENABLED": "ascend_env_events",
+           # The operator's own callbacks (profile_tasks, say) run beside ours.
+           "ANSIBLE_CALLBACKS_ENABLED": ",".join(
+               ["ascend_env_events", *filter(None, os.environ.get(
+                   "ANSIBLE_CALLBACKS_ENABLED", "").split(","))]),
            "ANSIBLE_CALLBACK_PLUGINS": str(playbooks / "callback_plugins"),
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
            # One ssh round-trip per task instead of three (module copy, run, clean-up).
