@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
 
     fault = sub.add_parser("fault", help="switch a device fault on a host")
     fault.add_argument("host")
-    fault.add_argument("fault", help="health-alarm, not-started, busy, missing or clear; "
+    fault.add_argument("fault", help="health-alarm, not-started, busy, missing, "
+                       "health-alarm-after-driver (Alarm at the next driver install) or clear; "
                        "network: link-down, link-flapping, net-fault, no-address, "
                        "duplicate-address, wrong-subnet, ping-drop, network-clear")
     fault.add_argument("--peer", default=None,
@@ -58,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     repo.add_argument("--profile", help="take chip and versions from a package profile, and "
                       "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
+    repo.add_argument("--with-previous", action="store_true",
+                      help="with --profile: also the release before the profile's (older HDK "
+                      "and CANN) and spec-previous.yaml, for upgrades and rollbacks")
     repo.add_argument("--wheels-for", type=Path, metavar="SPEC",
                       help="also stand-in wheels (tests/wheels.py) for this spec: its pinned "
                       "frameworks in the catalogue overlay, the rest in DEST/index/ (a simple "
@@ -235,6 +239,16 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "fault":
         return _fault(args)
+    if args.cmd == "repo" and args.with_previous:
+        if not args.profile or args.wheels_for:
+            raise SimError("--with-previous must be given with --profile (and without "
+                           "--wheels-for)")
+        from tests.sim import previous  # noqa: PLC0415
+
+        written = previous.write_with_previous(args.profile, args.dest, args.arch)
+        print(f"wrote {len(written)} package(s) of two releases, catalogue-overlay.json, "
+              f"spec.yaml and spec-previous.yaml to {args.dest}")
+        return 0
     if args.cmd == "repo":
         from tests.sim import packages  # noqa: PLC0415
 

@@ -10,7 +10,8 @@ from typing import Any
 from tests.sim import hardware
 from tests.sim.layout import SimError
 
-FAULTS = ("health-alarm", "not-started", "busy", "missing", "clear")
+FAULTS = ("health-alarm", "not-started", "busy", "missing", "health-alarm-after-driver",
+          "clear")
 # The alarm of the fixture
 # component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt
 # of https://github.com/Ascend/mind-cluster.
@@ -59,12 +60,18 @@ def apply(root: Path, fault: str, device: int | None = None, code: str | None = 
         targets = state["npus"] if device is None else [_npu(state, device)]
         for npu in targets:
             was_missing = npu.get("fault") == "missing"
-            npu.update(fault=None, error_code=None, processes=[])
+            npu.update(fault=None, error_code=None, processes=[], after_driver=None)
             if was_missing:
                 _restore_device(root, state, npu)
         hardware.write_state(root, state)
         return f"cleared {len(targets)} NPU(s)"
     npu = _npu(state, 0 if device is None else device)
+    if fault == "health-alarm-after-driver":
+        # Armed, not set: the next driver install (target/installer.py) fires it, as an NPU
+        # that does not come back from the driver's hot reset shows Alarm afterwards.
+        npu["after_driver"] = {"fault": "health-alarm", "error_code": code or DEFAULT_ALARM_CODE}
+        hardware.write_state(root, state)
+        return f"NPU {npu['npu_id']}: health alarm at the next driver install"
     npu.update(fault=fault, error_code=None, processes=[])
     if fault == "health-alarm":
         npu["error_code"] = code or DEFAULT_ALARM_CODE

@@ -12,13 +12,13 @@ host with only the standard library.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import grp
 import json
 import os
 import pwd
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +50,12 @@ class Fail(Exception):
 
 
 def log(msg: str) -> None:
+    """One line per step of a run (package, version, mode); microseconds, so that tests can
+    order the runs of several hosts, which share this machine's clock."""
     LOG.parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")
     with LOG.open("a") as fh:
-        fh.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {msg}\n")
+        fh.write(f"[{stamp}] {msg}\n")
 
 
 def read_kv(path: Path) -> dict[str, str]:
@@ -238,11 +241,27 @@ class Package:
         write_kv(INSTALL_INFO, info)
         self.make_nodes(user, group)
         self.load_modules(True)
+        self.fire_armed_faults()
         if mode == "--upgrade":
             return "Driver package upgrade success! Reboot needed for installation/upgrade to " \
                    "take effect!"
         return "Driver package install success! Reboot needed for installation/upgrade to " \
                "take effect!"
+
+    def fire_armed_faults(self) -> None:
+        """An NPU armed with `fault HOST health-alarm-after-driver` comes out of this install's
+        hot reset in Alarm (what npu-smi then shows), as after a reset that failed."""
+        if not STATE.is_file():
+            return
+        state = json.loads(STATE.read_text())
+        armed = [n for n in state["npus"] if n.get("after_driver")]
+        for n in armed:
+            n.update(fault=n["after_driver"]["fault"], error_code=n["after_driver"]["error_code"],
+                     processes=[], after_driver=None)
+        if armed:
+            tmp = STATE.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+            tmp.replace(STATE)
 
     def install_npu_smi(self) -> None:
         install_fake(HERE / "npu_smi.py", NPU_SMI)
