@@ -31,7 +31,7 @@ CHECKS_SCHEMA = "ascend-env/checks/v1"
 Status = Literal["pass", "warn", "fail", "skip", "error"]
 STATUSES: tuple[Status, ...] = ("pass", "warn", "fail", "skip", "error")
 # Category order of the terminal view: the order an operator fixes things in.
-CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env", "frameworks",
+CATEGORIES = ("system", "hardware", "driver", "firmware", "devices", "cann", "env", "frameworks",
               "python", "permissions", "threads", "selinux", "containers", "smoke")
 MARKS: dict[Status, str] = {"pass": "[✓]", "warn": "[!]", "fail": "[✗]", "skip": "[-]",
                             "error": "[✗]"}

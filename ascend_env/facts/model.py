@@ -136,6 +136,11 @@ class OsFacts:
     version_id: str | None = None
     pretty_name: str | None = None
     kernel: str | None = None
+    version: str | None = None
+    version_codename: str | None = None
+    platform_id: str | None = None
+    # Every os-release KEY=value as read: what spec.os_keys.match_os recognises the OS by.
+    release: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True, slots=True)

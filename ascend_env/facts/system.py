@@ -28,6 +28,9 @@ class OsRelease:
     version_codename: str | None = None
     name: str | None = None
     pretty_name: str | None = None
+    # VERSION tells openEuler's and Kylin's service packs apart, PLATFORM_ID UOS's editions.
+    version: str | None = None
+    platform_id: str | None = None
     values: dict[str, str] = field(default_factory=dict)
 
 
@@ -102,6 +105,7 @@ def parse_os_release(text: str) -> OsRelease:
         version_id=values.get("VERSION_ID") or None,
         version_codename=values.get("VERSION_CODENAME") or None,
         name=values.get("NAME") or None, pretty_name=values.get("PRETTY_NAME") or None,
+        version=values.get("VERSION") or None, platform_id=values.get("PLATFORM_ID") or None,
         values=values)
 
 
@@ -152,7 +156,9 @@ def read_os(r: CaptureReader) -> OsFacts | None:
         return None
     rel = parse_os_release(text or "")
     return OsFacts(id=rel.id, id_like=rel.id_like, version_id=rel.version_id,
-                   pretty_name=rel.pretty_name, kernel=kernel or None)
+                   pretty_name=rel.pretty_name, kernel=kernel or None, version=rel.version,
+                   version_codename=rel.version_codename, platform_id=rel.platform_id,
+                   release=rel.values)
 
 
 def read_arch(r: CaptureReader) -> str | None:

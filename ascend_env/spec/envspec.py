@@ -30,11 +30,10 @@ from ascend_env.core.resources import data_names, data_text
 from ascend_env.spec.matrix import Arch, ChipName, VendorVersion, load_chips
 from ascend_env.spec.network_plan import PlanError, check_fit
 from ascend_env.spec.network_spec import EXEC_TIMEOUT_RANGE, Hccl, KeyedValueError, Network
+from ascend_env.spec.os_keys import spec_key, unknown_os
 from ascend_env.spec.section import Section
 
 CannPackage = Literal["toolkit", "ops", "kernels", "nnal", "nnae", "nnrt"]
-OsFamily = Literal["ubuntu", "debian", "openeuler", "kylin", "centos", "rhel", "rocky", "ctyunos",
-                   "uos", "bclinux"]
 
 
 _Section = Section
@@ -89,10 +88,10 @@ class Hardware(_Section):
 
 
 class OperatingSystem(_Section):
-    """The hosts' operating system."""
+    """The hosts' operating system: with hardware.arch, one OS key of ascend_env/data/os/."""
 
-    family: OsFamily = "ubuntu"
-    version: str = "22.04"
+    family: str = Field("ubuntu", description="distribution, e.g. openeuler, kylin, ubuntu")
+    version: str = Field("22.04", description="its version, e.g. 22.03-sp4, v10-sp2, 22.04")
 
 
 class Driver(_Section):
@@ -209,6 +208,18 @@ class EnvSpec(_Section):
     smoke: Smoke = Field(default_factory=Smoke)
     network: Network | None = None
     hccl: Hccl = Field(default_factory=Hccl)
+
+    @model_validator(mode="after")
+    def _os_known(self) -> EnvSpec:
+        """os.family/os.version on hardware.arch is an OS key of the data (or a site's)."""
+        problem = unknown_os(self.os.family, self.os.version, self.hardware.arch)
+        if problem is not None:
+            raise KeyedValueError(*problem)
+        return self
+
+    def os_key(self) -> str:
+        """The spec's OS key, `<os.family>-<os.version>-<hardware.arch>`."""
+        return spec_key(self.os.family, self.os.version, self.hardware.arch)
 
     @model_validator(mode="after")
     def _cluster_fits(self) -> EnvSpec:
