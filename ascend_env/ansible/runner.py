@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,8 +66,6 @@ class PlaybookRun:
     tags: list[str] | None = None
     check: bool = False
     log_dir: Path | None = None
-    # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
-    extra_args: list[str] = field(default_factory=list)
     # Seconds a host's lock held by another run is waited for (0: refused at once).
     lock_wait: float = 0.0
 
@@ -147,8 +145,6 @@ def _run(variables: dict[str, Any], run: PlaybookRun, playbook: str,
     playbooks = shipped_dir("playbooks")
     command = [ansible_playbook(), str(playbooks / playbook), *_inventory_args(run),
                "-e", f"@{run_dir / 'extra-vars.json'}"]
-    for extra in run.extra_args:
-        command += ["-e", extra]
     if run.limit:
         command += ["--limit", run.limit]
     if run.check:

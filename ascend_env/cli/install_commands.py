@@ -111,7 +111,7 @@ def install(
     as_json: JsonFlag = False,
 ) -> None:
     """Install driver, firmware, CANN and frameworks on one host or a fleet, to the spec."""
-    from ascend_env.ansible.extra_vars import extra_vars_args
+    from ascend_env.ansible.extra_vars import read_extra_vars
     from ascend_env.cli.install_view import install_progress, render_install
     from ascend_env.install.provision import InstallOptions
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
@@ -134,7 +134,7 @@ def install(
         components=[c.strip() for c in components.split(",") if c.strip()]
         if components else None,
         check=check, allow_reboot=allow_reboot, force=force, serial=serial, log_dir=log_dir,
-        offline=offline, extra_args=extra_vars_args(extra_vars or []), lock_wait=wait_lock)
+        offline=offline, extra_vars=read_extra_vars(extra_vars or []), lock_wait=wait_lock)
     with install_progress(enabled=not as_json and sys.stderr.isatty()) as on_event:
         summary = install_checked(loaded, resolved, options, check_after=post_doctor,
                                   on_event=on_event)

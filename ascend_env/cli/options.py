@@ -36,8 +36,10 @@ RepoOption = Annotated[Path, typer.Option(
     "--repo", help="The repository folder of vendor files and wheels (`fetch` fills it).")]
 DEFAULT_REPO = Path("ascend-repo")
 ExtraVarsOption = Annotated[list[str] | None, typer.Option(
-    "--extra-vars", "-e", help="Passed to ansible-playbook as its -e: key=value, @FILE or "
-                               "JSON (repeatable; wins over ascend-env's own).")]
+    "--extra-vars", "-e", help="Playbook variables as ansible-playbook's -e takes them: "
+                               "key=value, @FILE or a YAML/JSON object (repeatable, a later "
+                               "one wins); each is checked against the install's variables "
+                               "and the roles' declared options before any host is touched.")]
 ArchOption = Annotated[ArchChoice | None, typer.Option("--arch", help="Host architecture.")]
 ProfileOption = Annotated[str | None, typer.Option("--profile", help="A shipped profile name.")]
 SpecOption = Annotated[Path | None, typer.Option("--spec", help="A spec YAML file.")]

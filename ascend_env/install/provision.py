@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ascend_env.ansible.extra_vars import check_extra_vars
 from ascend_env.ansible.host_lock import takeovers
 from ascend_env.ansible.runner import (
     RUNS_DIR,
@@ -83,17 +84,20 @@ class InstallOptions:
     serial: int | None = None
     log_dir: Path | None = None
     offline: bool = False  # a wheel missing from the repository is an error, not the index's
+    # -e/--extra-vars, read (ansible/extra_vars.py read_extra_vars); typed here, so a value
+    # site.yml's roles would refuse stops the command before anything else is done.
     extra_vars: dict[str, Any] = field(default_factory=dict)
-    # -e/--extra-vars as typed (`key=value ...`, `@file`, JSON), after ours: theirs win.
-    extra_args: list[str] = field(default_factory=list)
     # Seconds to wait for a host's lock held by another run (--wait-lock); 0 refuses at once.
     lock_wait: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.extra_vars = check_extra_vars(self.extra_vars)
 
     def playbook_run(self) -> PlaybookRun:
         """site.yml's hosts, tags (the components), check mode and log folder."""
         return PlaybookRun(inventory=self.inventory, host=self.host, limit=self.limit,
                            tags=self.components, check=self.check, log_dir=self.log_dir,
-                           extra_args=self.extra_args, lock_wait=self.lock_wait)
+                           lock_wait=self.lock_wait)
 
     def wanted(self) -> set[str]:
         """The components this run installs (all of them unless --components narrowed it)."""
@@ -110,9 +114,8 @@ def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
                python: PythonStack | None = None) -> dict[str, Any]:
     """site.yml's extra vars: the dump of one SiteVars, then `options.extra_vars`.
 
-    An override of a SiteVars field is checked by the model; any other name is a role's
-    tunable (hdk_reboot_timeout, say), which Ansible checks against that role's argument
-    spec before the role runs."""
+    An override of a SiteVars field is checked again with the whole model; the others are
+    role options, typed already as their roles declare them (InstallOptions)."""
     components = options.wanted()
     chip = load_chips().get(spec.hardware.chip)
     assert chip is not None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ascend_env.ansible.variables import Targets
 from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import parse_capture
-from ascend_env.install.actions import decide, read_host
+from ascend_env.install.actions import HostReading, decide, read_host
 from ascend_env.repository.wheelhouse import drift
 
 
@@ -23,13 +24,26 @@ def ascend_host(capture: str | dict[str, Any], install_path: str, user: str, gro
     """The probe's capture, read as the doctor reads it (see ascend_env.install.actions)."""
     return read_host(parse_capture(capture if isinstance(capture, dict) else str(capture),
                                    where="preflight's probe"),
-                     install_path=str(install_path), user=str(user), group=str(group))
+                     install_path=str(install_path), user=str(user), group=str(group)
+                     ).model_dump(by_alias=True)
 
 
 def ascend_actions(host: dict[str, Any], target: dict[str, Any], force: bool = False
                    ) -> dict[str, Any]:
-    """What to install on this host (see ascend_env.install.actions.decide)."""
-    return decide(host, target, force=bool(force)).as_dict()
+    """What to install on this host (see ascend_env.install.actions.decide); both inputs are
+    checked against their models on the way back from Ansible."""
+    return decide(HostReading.model_validate(_plain(host)),
+                  Targets.model_validate(_plain(target)), force=bool(force)).as_dict()
+
+
+def _plain(value: Any) -> Any:
+    """Ansible's lazy containers as plain data: their items are templated when read through
+    the container's own methods, which a validator reading a list's storage bypasses."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def ascend_path_and_parents(path: str) -> list[str]:

@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from ascend_env.ansible.variables import Targets
 from ascend_env.core.resources import remote_source, shipped_dir
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import parse_capture
 from ascend_env.facts.model import Facts
-from ascend_env.install.actions import decide
+from ascend_env.install.actions import HostReading, decide
 from ascend_env.remote import probe
 from ascend_env.targets.collect import ProbeOptions, capture_local
 
@@ -33,8 +34,8 @@ BASE = "/usr/local/Ascend"
 ARCH = os.uname().machine
 USER = "HwHiAiUser"
 # What the sample files below hold; the spec asks for the same.
-TARGET: dict[str, Any] = {"driver": "23.0.7", "firmware": "7.1.0.11.220", "cann": "8.5.0",
-                          "packages": ["toolkit", "ops", "nnal"], "min_driver": None}
+TARGET = Targets(driver="23.0.7", firmware="7.1.0.11.220", cann="8.5.0",
+                 packages=["toolkit", "ops", "nnal"], min_driver=None)
 
 
 def filters() -> dict[str, Callable[..., Any]]:
@@ -112,7 +113,10 @@ def test_install_and_doctor_read_the_same_versions(tmp_path: Path, linked: bool)
     assert installed["toolkit_home"] == facts.cann.home == f"{BASE}/cann-8.5.0"
     assert installed["toolkit_linked"] is linked
     assert host["arch"] == facts.arch == ARCH
-    actions = plugin["ascend_actions"](host, TARGET, False)
+    # As Ansible hands them back: preflight_host (with the boot id and reboot marker beside
+    # read_host's answer) and ascend_targets, plain data from the extra vars.
+    actions = plugin["ascend_actions"]({**host, "boot_id": "b", "reboot_marker": None},
+                                       TARGET.model_dump(mode="json"), False)
     assert actions["errors"] == []
     assert (actions["driver"], actions["firmware"]) == ("none", "none")
     if linked:
@@ -126,10 +130,16 @@ def test_install_and_doctor_read_the_same_versions(tmp_path: Path, linked: bool)
         assert "8.5.0" in actions["notes"][0] and "link" in actions["notes"][0]
 
 
+def host_of(stdout: str, install_path: str = BASE) -> HostReading:
+    """The filter's answer (plain data for Ansible), read back into its model."""
+    return HostReading.model_validate(filters()["ascend_host"](stdout, install_path, USER,
+                                                               USER))
+
+
 def test_a_newer_toolkit_is_not_downgraded_whatever_its_links(tmp_path: Path) -> None:
     cann_tree(tmp_path / BASE.lstrip("/"), linked=True)
-    host = filters()["ascend_host"](preflight_capture(tmp_path), BASE, USER, USER)
-    actions = decide(host, {**TARGET, "cann": "8.3.RC1", "driver": "23.0.6"})
+    host = host_of(preflight_capture(tmp_path))
+    actions = decide(host, TARGET.model_copy(update={"cann": "8.3.RC1", "driver": "23.0.6"}))
     assert actions.toolkit == "none" and actions.driver == "none"
     assert any("refusing a downgrade" in error for error in actions.errors)
     assert any("8.5.0 is installed" in error and "8.3.RC1" in error
@@ -143,7 +153,7 @@ def test_a_driver_without_its_upgrade_tool_is_installed_again(tmp_path: Path) ->
     stdout = preflight_capture(tmp_path)
     facts = facts_from_capture(parse_capture(stdout))
     assert facts.driver is not None and not facts.driver.complete  # the doctor's reading
-    actions = decide(filters()["ascend_host"](stdout, BASE, USER, USER), TARGET)
+    actions = decide(host_of(stdout), TARGET)
     assert actions.driver == "full"
     assert any("23.0.7 is installed incompletely" in note for note in actions.notes)
     # The firmware is there and the driver is not (any more): driver first, as on a new host.
@@ -152,10 +162,10 @@ def test_a_driver_without_its_upgrade_tool_is_installed_again(tmp_path: Path) ->
 
 def test_cann_outside_the_install_path_is_not_the_specs(tmp_path: Path) -> None:
     cann_tree(tmp_path / BASE.lstrip("/"), linked=True)
-    host = filters()["ascend_host"](preflight_capture(tmp_path), "/opt/Ascend", USER, USER)
-    assert host["installed"]["toolkit"] is None
-    assert host["installed"]["cann_elsewhere"] == BASE
-    actions = decide(host, {**TARGET, "driver": None, "firmware": None})
+    host = host_of(preflight_capture(tmp_path), "/opt/Ascend")
+    assert host.installed.toolkit is None
+    assert host.installed.cann_elsewhere == BASE
+    actions = decide(host, TARGET.model_copy(update={"driver": None, "firmware": None}))
     assert actions.toolkit == "install"
     assert any(BASE in note for note in actions.notes)
 
@@ -214,8 +224,11 @@ def test_preflight_role_on_this_machine_reads_what_the_doctor_reads(tmp_path: Pa
              "ascend_pci_device_id": "0xd802", "ascend_pci_expected": 0,
              "ascend_chip_family": "910B", "ascend_stage_dir": str(tmp_path / "stage"),
              "hdk_reboot_marker": str(tmp_path / "marker"),
-             "ascend_targets": {**TARGET, "driver": None, "firmware": None}}
-    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(PLAYBOOKS / "roles"),
+             "ascend_targets": TARGET.model_copy(update={"driver": None, "firmware": None}
+                                                 ).model_dump(mode="json")}
+    # The filter plugins import ascend_env: this tree's, not an installed copy.
+    env = {**os.environ, "PYTHONPATH": str(PLAYBOOKS.parent),
+           "ANSIBLE_ROLES_PATH": str(PLAYBOOKS / "roles"),
            "ANSIBLE_FILTER_PLUGINS": str(PLAYBOOKS / "filter_plugins"),
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PYTHON_INTERPRETER": sys.executable}
     ansible = Path(sys.executable).parent / "ansible-playbook"

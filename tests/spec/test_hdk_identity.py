@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from ascend_env.ansible.variables import Targets
 from ascend_env.core.versions import parse
 from ascend_env.image.context import _driver_version
-from ascend_env.install.actions import decide
+from ascend_env.install.actions import HostReading, Installed, decide
 from ascend_env.spec.catalogue import load_catalogue
 from ascend_env.spec.compat import check_spec
 from ascend_env.spec.envspec import EnvSpec, build_spec
@@ -74,22 +75,22 @@ def test_cann_8_1_rc1_accepts_hdk_24_1_and_its_minimum_is_not_newer_than_8_2_rc1
         "driver.version"]
 
 
-def _host(driver: str) -> dict[str, object]:
-    return {"installed": {"driver": driver, "driver_complete": True, "firmware": None}}
+def _host(driver: str) -> HostReading:
+    return HostReading(installed=Installed(driver=driver, driver_complete=True))
 
 
 @pytest.mark.parametrize(("installed", "target"), [
     ("25.0.rc1.1", "25.0.RC1"), ("25.0.RC1", "25.0.rc1.1"), ("25.0.rc1.1", "25.0.rc1.1")])
 def test_install_sees_one_release_in_any_spelling(installed: str, target: str) -> None:
-    actions = decide(_host(installed), {"driver": target, "min_driver": "25.0.RC1",
-                                        "cann": "8.1.RC1", "packages": []})
+    actions = decide(_host(installed), Targets(driver=target, min_driver="25.0.RC1",
+                                               cann="8.1.RC1"))
     assert actions.driver == "none" and not actions.errors, actions
 
 
 def test_install_still_refuses_a_real_downgrade_and_upgrades_a_real_upgrade() -> None:
-    down = decide(_host("25.2.0"), {"driver": "25.0.RC1", "packages": []})
+    down = decide(_host("25.2.0"), Targets(driver="25.0.RC1"))
     assert down.driver == "none" and "refusing a downgrade" in down.errors[0]
-    up = decide(_host("24.1.0"), {"driver": "25.0.rc1.1", "packages": []})
+    up = decide(_host("24.1.0"), Targets(driver="25.0.rc1.1"))
     assert up.driver == "upgrade" and not up.errors
 
 
