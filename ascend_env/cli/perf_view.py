@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 
 import typer
 
-from ascend_env.perf.model import Finding, Kernel, StepSplit, Summary
+from ascend_env.perf.kernels import label as kernel_label
+from ascend_env.perf.model import CoreTime, Finding, Kernel, StepSplit, Summary
 
 MARKS = {"warn": "WARN", "info": "info"}
 SHAPES_WIDTH = 48
+# torch_npu's input dims can hold line breaks; a row of the table stays one line.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 def _ms(us: float | None) -> str:
@@ -23,7 +27,12 @@ def _part(us: float | None, total: float) -> str:
     return f"{_ms(us):>9} {share:>5}"
 
 
+def _one_line(text: str) -> str:
+    return _BREAKS.sub(" ", text).strip()
+
+
 def _cut(text: str, width: int = SHAPES_WIDTH) -> str:
+    text = _one_line(text)
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
@@ -49,7 +58,7 @@ def _kernels(title: str, kernels: list[Kernel], echo: list[str], *, shapes: bool
         return
     echo.append(title)
     for kernel in kernels:
-        label = kernel.type if kernel.type and kernel.type != kernel.name else kernel.name
+        label = kernel_label(kernel)
         line = (f"  {_ms(kernel.total_us):>9} ms  x{kernel.count:<5} {_cut(label, 40):<40} "
                 f"{kernel.core}")
         if shapes and (kernel.input_shapes or kernel.input_dtypes):
@@ -73,11 +82,9 @@ def lines(summary: Summary) -> list[str]:
         steps = summary.host_steps_us
         echo.append(f"host step time (ProfilerStep marks): {len(steps)} steps, mean "
                     f"{_ms(sum(steps) / len(steps))} ms, slowest {_ms(max(steps))} ms")
-    if summary.core_types:
-        whole = sum(c.time_us for c in summary.core_types) or 1.0
-        echo.append("device time by core type: " + ", ".join(
-            f"{c.core} {_ms(c.time_us)} ms ({c.time_us / whole * 100:.1f}%, {c.count} tasks)"
-            for c in summary.core_types))
+    _cores("device time by core type", summary.core_types, echo)
+    _cores("device tasks by task type (a trace's hardware lane; no kernel table for these "
+           "ranks)", summary.task_types, echo)
     _kernels("top device kernels (total, count, type, core, input shapes and dtypes)",
              summary.top_kernels, echo, shapes=True)
     _kernels("top host operators (self time)" if not summary.host_only
@@ -86,7 +93,7 @@ def lines(summary: Summary) -> list[str]:
         echo.append("AI CPU operators: " + ", ".join(
             f"{k.type or k.name} x{k.count} {_ms(k.total_us)} ms (max {k.max_us:.1f} us)"
             for k in summary.ai_cpu[:8]))
-    elif not summary.host_only and summary.core_types:
+    elif not summary.host_only and (summary.core_types or summary.task_types):
         echo.append("AI CPU operators: none")
     if summary.cpu_fallbacks is None:
         echo.append("CPU fallbacks: not known (no run log; `perf -- CMD` reads them from it)")
@@ -99,7 +106,17 @@ def lines(summary: Summary) -> list[str]:
     _run(summary, echo)
     _findings(summary, echo)
     _files(summary, echo)
-    return echo
+    # Whatever a file's names and shapes hold, each row of the summary is one line.
+    return [_BREAKS.sub(" ", line) for line in echo]
+
+
+def _cores(title: str, cores: list[CoreTime], echo: list[str]) -> None:
+    if not cores:
+        return
+    whole = sum(c.time_us for c in cores) or 1.0
+    echo.append(f"{title}: " + ", ".join(
+        f"{_one_line(c.core)} {_ms(c.time_us)} ms ({c.time_us / whole * 100:.1f}%, "
+        f"{c.count} tasks)" for c in cores))
 
 
 def _hccl(summary: Summary, echo: list[str]) -> None:
@@ -119,10 +136,18 @@ def _copies(summary: Summary, echo: list[str]) -> None:
     if copies is None:
         return
     where = " (host memory: no device here)" if summary.host_only else ""
-    echo.append(f"host-device{where}: {copies.memcpy_calls} aclrtMemcpy ({_ms(copies.memcpy_us)}"
-                f" ms), {copies.syncs} stream/device syncs ({_ms(copies.sync_us)} ms), "
-                f"{copies.scalar_reads} .item() reads ({_ms(copies.scalar_read_us)} ms), "
-                f"{copies.to_device_calls} aten::to ({_ms(copies.to_device_us)} ms)")
+    parts = []
+    if copies.acl_recorded:
+        parts.append(f"{copies.memcpy_calls} aclrtMemcpy ({_ms(copies.memcpy_us)} ms), "
+                     f"{copies.syncs} stream/device syncs ({_ms(copies.sync_us)} ms)")
+    else:
+        parts.append("aclrtMemcpy and syncs not recorded (no AscendCL layer in the trace)")
+    if copies.host_ops_recorded:
+        parts.append(f"{copies.scalar_reads} .item() reads ({_ms(copies.scalar_read_us)} ms), "
+                     f"{copies.to_device_calls} aten::to ({_ms(copies.to_device_us)} ms)")
+    else:
+        parts.append(".item() and aten::to not recorded (no host operators in the trace)")
+    echo.append(f"host-device{where}: " + ", ".join(parts))
 
 
 def _run(summary: Summary, echo: list[str]) -> None:
@@ -166,9 +191,22 @@ def _threshold(finding: Finding) -> str:
 
 
 def _files(summary: Summary, echo: list[str]) -> None:
+    for missing in summary.absent:
+        echo.append(f"absent: {_one_line(missing)}")
     echo.append(f"files: {len(summary.files)} read, {len(summary.unread)} not read")
-    for note in summary.unread[:8]:
-        echo.append(f"  not read: {note.path}: {note.note}")
+    for read in summary.files:
+        if read.note:
+            echo.append(f"  read: {read.path}: {_one_line(read.note)}")
+    unused = [n for n in summary.unread if n.kind == "unused"]
+    others = [n for n in summary.unread if n.kind != "unused"]
+    for note in others[:8]:
+        echo.append(f"  not read: {note.path}: {_one_line(note.note)}")
+    if len(others) > 8:
+        echo.append(f"  ... {len(others) - 8} more not read (--json lists all)")
+    if unused:
+        names = sorted({n.path.rsplit("/", 1)[-1] for n in unused})
+        echo.append(f"  not used by perf: {len(unused)} files the profiler writes ("
+                    + ", ".join(names[:6]) + (", ..." if len(names) > 6 else "") + ")")
     for path, columns in summary.unknown_columns.items():
         echo.append(f"  unknown columns in {path}: {', '.join(columns[:12])}")
     if summary.raw_output:

@@ -70,6 +70,19 @@ class Kernel:
 
 
 @dataclass
+class KernelType:
+    """Every kernel of one type (its name where the profiler wrote no type, as at Level0),
+    over all its input signatures."""
+
+    type: str
+    count: int
+    total_us: float
+    max_us: float
+    signatures: int  # distinct input shapes and dtypes
+    cores: list[str] = field(default_factory=list)
+
+
+@dataclass
 class HcclOp:
     """Communication operators of one kind (allReduce, broadcast, ...)."""
 
@@ -112,6 +125,10 @@ class Copies:
     to_device_calls: int = 0  # aten::to / aten::copy_ seen on the host
     to_device_us: float = 0.0
     bytes_known: int | None = None  # from record_shapes (Input Dims x dtype), where recorded
+    # Which layers the trace recorded: a count of zero is a measurement only where its layer
+    # was recorded (AscendCL for memcpy and syncs, host operators for .item() and aten::to).
+    acl_recorded: bool = True
+    host_ops_recorded: bool = True
 
 
 @dataclass
@@ -149,7 +166,9 @@ class Summary:
     steps: list[StepSplit] = field(default_factory=list)
     host_steps_us: list[float] = field(default_factory=list)  # ProfilerStep#N wall times
     spread: RankSpread | None = None
-    core_types: list[CoreTime] = field(default_factory=list)
+    core_types: list[CoreTime] = field(default_factory=list)  # from kernel tables only
+    task_types: list[CoreTime] = field(default_factory=list)  # a trace's hardware tasks
+    kernel_types: list[KernelType] = field(default_factory=list)  # every type, not only the top
     top_kernels: list[Kernel] = field(default_factory=list)
     top_host_ops: list[Kernel] = field(default_factory=list)
     ai_cpu: list[Kernel] = field(default_factory=list)
@@ -161,6 +180,7 @@ class Summary:
     findings: list[Finding] = field(default_factory=list)
     files: list[FileNote] = field(default_factory=list)
     unread: list[FileNote] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)  # figures missing, and why
     unknown_columns: dict[str, list[str]] = field(default_factory=dict)
     raw_output: str | None = None
     run: dict[str, Any] | None = None

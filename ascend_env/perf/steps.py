@@ -10,11 +10,10 @@ https://www.hiascend.com/document/detail/zh/canncommercial/latest/devaids/Profil
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 from ascend_env.perf.model import RankSpread, StepSplit
-from ascend_env.perf.tables import Table, number, read_table
+from ascend_env.perf.tables import Table, TableReader, cell, number
 
 STEP_FIELDS = ("step", "device", "computing", "comm_not_overlapped", "overlapped",
                "communication", "free", "stage", "bubble", "preparing",
@@ -23,40 +22,66 @@ CLUSTER_FIELDS = ("step", "row_type", "index", *STEP_FIELDS[2:])
 PARTS = ("computing", "comm_not_overlapped", "free")
 
 
-def _split(rank: str, rows: list[dict[str, str]], table: Table, source: str) -> StepSplit:
-    """The mean step of ROWS (each one step of one rank)."""
-    def mean(field_name: str) -> float | None:
-        if not table.has(field_name):
-            return None
-        values = [number(r.get(field_name)) or 0.0 for r in rows]
-        return sum(values) / len(values) if values else 0.0
+class _Sums:
+    """One rank's per-step figures, summed row by row."""
 
-    return StepSplit(rank=rank, steps=len(rows), computing=mean("computing") or 0.0,
-                     communication_not_overlapped=mean("comm_not_overlapped") or 0.0,
-                     overlapped=mean("overlapped") or 0.0, free=mean("free") or 0.0,
-                     preparing=mean("preparing"), bubble=mean("bubble"), source=source)
+    def __init__(self, table: Table) -> None:
+        self.fields = [f for f in ("computing", "comm_not_overlapped", "overlapped", "free",
+                                   "preparing", "bubble") if table.has(f)]
+        self.at = [table.index[f] for f in self.fields]
+        self.sums = [0.0] * len(self.fields)
+        self.steps = 0
+
+    def add(self, row: list[str]) -> None:
+        self.steps += 1
+        for position, at in enumerate(self.at):
+            self.sums[position] += number(cell(row, at)) or 0.0
+
+    def split(self, rank: str, source: str) -> StepSplit:
+        """The mean step of the rows added."""
+        means = {f: s / self.steps if self.steps else 0.0
+                 for f, s in zip(self.fields, self.sums, strict=True)}
+        return StepSplit(rank=rank, steps=self.steps, computing=means.get("computing", 0.0),
+                         communication_not_overlapped=means.get("comm_not_overlapped", 0.0),
+                         overlapped=means.get("overlapped", 0.0), free=means.get("free", 0.0),
+                         preparing=means.get("preparing"), bubble=means.get("bubble"),
+                         source=source)
 
 
 def read_rank_steps(path: Path, rank: str) -> tuple[list[StepSplit], Table]:
-    """One rank's step_trace_time.csv (one row per step; Device_id names the rank where
-    present)."""
-    table = read_table(path, STEP_FIELDS, what="step_trace_time.csv")
-    devices = {row.get("device", "").strip() for row in table.rows}
-    by_rank: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in table.rows:  # one file, one rank, unless it names several devices
-        by_rank[row.get("device", "").strip() if len(devices) > 1 else rank].append(row)
-    return [_split(r, rows, table, str(path)) for r, rows in by_rank.items()], table
+    """One rank's step_trace_time.csv (one row per step; Device_id names the rank where the
+    file holds several devices)."""
+    with TableReader(path, STEP_FIELDS, what="step_trace_time.csv") as reader:
+        table = reader.table
+        device = table.index.get("device")
+        by_device: dict[str, _Sums] = {}
+        for row in reader.rows():
+            key = cell(row, device)
+            sums = by_device.get(key)
+            if sums is None:
+                sums = by_device[key] = _Sums(table)
+            sums.add(row)
+    if len(by_device) <= 1:  # one file, one rank
+        return [s.split(rank, str(path)) for s in by_device.values()], table
+    return [s.split(d, str(path)) for d, s in by_device.items()], table
 
 
 def read_cluster_steps(path: Path) -> tuple[list[StepSplit], Table]:
     """cluster_step_trace_time.csv: its `rank` rows (its `stage` rows are the maxima over a
     pipeline stage's ranks, not a rank)."""
-    table = read_table(path, CLUSTER_FIELDS, what="cluster_step_trace_time.csv")
-    by_rank: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in table.rows:
-        if row.get("row_type", "").strip().lower() == "rank":
-            by_rank[row.get("index", "").strip()].append(row)
-    return [_split(r, rows, table, str(path)) for r, rows in by_rank.items()], table
+    with TableReader(path, CLUSTER_FIELDS, what="cluster_step_trace_time.csv") as reader:
+        table = reader.table
+        kind, index = table.index.get("row_type"), table.index.get("index")
+        by_rank: dict[str, _Sums] = {}
+        for row in reader.rows():
+            if cell(row, kind).lower() != "rank":
+                continue
+            rank = cell(row, index)
+            sums = by_rank.get(rank)
+            if sums is None:
+                sums = by_rank[rank] = _Sums(table)
+            sums.add(row)
+    return [s.split(r, str(path)) for r, s in by_rank.items()], table
 
 
 def spread(splits: list[StepSplit]) -> RankSpread | None:

@@ -2,8 +2,10 @@
 
 Where two files say the same thing, one is chosen so nothing counts twice: the cluster step
 table over each rank's step_trace_time.csv over a trace's Overlap Analysis lanes; the
-cluster communication file over each rank's communication.json; kernel_details.csv over the
-trace's hardware tasks of the same rank.
+cluster communication file over each rank's communication.json; a rank's kernel table over
+its trace's hardware tasks. A file that cannot be read leaves the figures it held absent,
+and says so: another source's figures, which mean something else (a trace's task types are
+not a kernel table's core types), never stand in for them.
 """
 
 from __future__ import annotations
@@ -16,15 +18,23 @@ from typing import TypeVar
 from ascend_env.core.inputs import InputError
 from ascend_env.perf.communication import CommTotals, read_communication
 from ascend_env.perf.findings import judge
-from ascend_env.perf.kernels import KernelTotals, read_kernels
+from ascend_env.perf.kernels import KernelTable, KernelTotals, read_kernels
 from ascend_env.perf.layout import Found, find, is_ascend_output
-from ascend_env.perf.model import Copies, FileNote, Summary
+from ascend_env.perf.model import Copies, FileNote, StepSplit, Summary
 from ascend_env.perf.steps import read_cluster_steps, read_rank_steps, spread
 from ascend_env.perf.tables import Table
 from ascend_env.perf.trace import Timeline, read_trace
 
 TOP = 10
 T = TypeVar("T")
+COPY_FIELDS = ("memcpy_calls", "memcpy_us", "syncs", "sync_us", "scalar_reads",
+               "scalar_read_us", "to_device_calls", "to_device_us")
+NOT_READ = {
+    "msprof_step_trace": "msprof's iteration trace: not summarised (its marks span whole "
+                         "iterations; the step split comes from step_trace_time.csv)",
+    "msprof_hccl": "msprof's HCCL task timeline: not read (HCCL figures come from "
+                   "communication.json / cluster_communication.json, which this output lacks)",
+}
 
 
 class _Reader:
@@ -41,16 +51,12 @@ class _Reader:
             self.summary.unread.append(FileNote(str(found.path), found.kind, found.rank,
                                                 str(exc)))
             return None
-        self.summary.files.append(FileNote(str(found.path), found.kind, found.rank))
-        if isinstance(result, Table) and result.unknown:
-            self.summary.unknown_columns[str(found.path)] = result.unknown
+        table = result.table if isinstance(result, KernelTable) else result
+        note = result.note() if isinstance(result, KernelTable) else ""
+        self.summary.files.append(FileNote(str(found.path), found.kind, found.rank, note))
+        if isinstance(table, Table) and table.unknown:
+            self.summary.unknown_columns[str(found.path)] = table.unknown
         return result
-
-
-def _add_copies(total: Copies, more: Copies) -> None:
-    for name in ("memcpy_calls", "memcpy_us", "syncs", "sync_us", "scalar_reads",
-                 "scalar_read_us", "to_device_calls", "to_device_us"):
-        setattr(total, name, getattr(total, name) + getattr(more, name))
 
 
 def summarize(root: Path, *, top: int = TOP, environment: Mapping[str, str] | None = None,
@@ -72,52 +78,123 @@ def summarize(root: Path, *, top: int = TOP, environment: Mapping[str, str] | No
     reader = _Reader(summary)
     summary.unread.extend(FileNote(str(p), "unknown", None, "not a file perf reads")
                           for p in layout.unknown)
+    summary.unread.extend(FileNote(str(p), "unused", None, "written by the profiler, not used "
+                                   "by perf") for p in layout.unused)
     summary.unread.extend(FileNote(str(p), "skipped", None, why) for p, why in layout.skipped)
     by_kind: dict[str, list[Found]] = {}
     for found in layout.files:
         by_kind.setdefault(found.kind, []).append(found)
+    for kind, why in NOT_READ.items():
+        summary.unread.extend(FileNote(str(f.path), f.kind, f.rank, why)
+                              for f in by_kind.get(kind, []))
 
     _steps(by_kind, reader, summary)
-    kernels = KernelTotals()
-    kernel_ranks = {f.rank for f in by_kind.get("kernels", [])
-                    if reader.read(f, partial(read_kernels, f.path, kernels)) is not None}
-    timelines: list[tuple[Found, Timeline]] = []
-    for found in by_kind.get("trace", []):
-        timeline = reader.read(found, partial(read_trace, found.path))
-        if timeline is not None:
-            timelines.append((found, timeline))
-    host_ops = KernelTotals()
-    copies = Copies()
-    split_ranks = {s.rank for s in summary.steps}
-    cluster_steps = any(n.kind == "cluster_step_trace" for n in summary.files)
-    for found, timeline in timelines:
-        if found.rank not in kernel_ranks:
-            for kernel in timeline.device.kernels.values():
-                kernels.add(kernel)
-        for kernel in timeline.host_ops.kernels.values():
-            host_ops.add(kernel)
-        _add_copies(copies, timeline.copies)
-        summary.host_steps_us.extend(timeline.step_us)
-        split = timeline.overlap_split(found.rank)
-        if split is not None and found.rank not in split_ranks and not cluster_steps:
-            summary.steps.append(split)
+    tables = KernelTotals()
+    table_ranks = {f.rank for f in by_kind.get("kernels", [])}
+    for found in by_kind.get("kernels", []):
+        table = reader.read(found, partial(read_kernels, found.path))
+        if table is not None:
+            tables.merge(table.totals)
+    failed = sorted({n.rank or "" for n in summary.unread if n.kind == "kernels"})
+    summary.absent.extend(
+        f"kernel figures of rank {r}: its kernel table could not be read (see files); a "
+        "trace's task types do not stand in for them" for r in failed)
+    timelines = _timelines(by_kind, reader)
+    _device_and_host(summary, tables, table_ranks, timelines, top)
     _communication(by_kind, reader, summary)
-
-    summary.core_types = kernels.core_list()
-    summary.top_kernels = kernels.top(top)
-    summary.ai_cpu = kernels.on_core("AI_CPU")
-    summary.top_host_ops = host_ops.top(top)
-    summary.copies = copies if timelines else None
     summary.steps.sort(key=lambda s: (len(s.rank), s.rank))
     summary.spread = spread(summary.steps)
-    has_device = bool(kernels.kernels or summary.steps or summary.hccl_ops)
+    has_device = bool(summary.core_types or summary.task_types or summary.steps
+                      or summary.hccl_ops or any(t.step_marks for t in timelines.values()))
     summary.host_only = not has_device and bool(timelines)
     summary.kind = _kind(by_kind, summary.host_only)
     if not summary.files:
-        reasons = "; ".join(n.note for n in summary.unread if n.kind != "unknown")
+        reasons = "; ".join(n.note for n in summary.unread
+                            if n.kind not in ("unknown", "unused", "skipped"))
         raise InputError(f"--from {root}: no profiler file could be read: {reasons}")
     summary.findings = judge(summary, environment)
     return summary
+
+
+def _timelines(by_kind: dict[str, list[Found]], reader: _Reader) -> dict[str, Timeline]:
+    """Each rank's traces, merged: msprof writes one file per iteration, and a rank is a
+    device, never a file."""
+    merged: dict[str, Timeline] = {}
+    for found in by_kind.get("trace", []):
+        timeline = reader.read(found, partial(read_trace, found.path))
+        if timeline is None:
+            continue
+        mine = merged.get(found.rank)
+        if mine is None:
+            merged[found.rank] = timeline
+            continue
+        mine.device.merge(timeline.device)
+        mine.host_ops.merge(timeline.host_ops)
+        mine.has_device |= timeline.has_device
+        mine.step_marks += timeline.step_marks
+        mine.host_ops_dropped |= timeline.host_ops_dropped
+        mine.step_us.extend(timeline.step_us)
+        for lane, time in timeline.lanes.items():
+            mine.lanes[lane] = mine.lanes.get(lane, 0.0) + time
+        for name in COPY_FIELDS:
+            setattr(mine.copies, name, getattr(mine.copies, name)
+                    + getattr(timeline.copies, name))
+        mine.copies.acl_recorded |= timeline.copies.acl_recorded
+        mine.copies.host_ops_recorded |= timeline.copies.host_ops_recorded
+    return merged
+
+
+def _overlap_split(rank: str, timeline: Timeline) -> StepSplit | None:
+    """A rank's traced window as one step split, from its Overlap Analysis lanes."""
+    if not timeline.lanes:
+        return None
+    steps = max(len(timeline.step_us), 1)
+    lanes = timeline.lanes
+    communication = lanes.get("Communication", 0.0)
+    not_overlapped = lanes.get("Communication(Not Overlapped)", 0.0)
+    return StepSplit(rank=rank, steps=steps, computing=lanes.get("Computing", 0.0) / steps,
+                     communication_not_overlapped=not_overlapped / steps,
+                     overlapped=(communication - not_overlapped) / steps,
+                     free=lanes.get("Free", 0.0) / steps,
+                     source=f"{timeline.path} (Overlap Analysis lanes)")
+
+
+def _device_and_host(summary: Summary, tables: KernelTotals, table_ranks: set[str],
+                     timelines: dict[str, Timeline], top: int) -> None:
+    kernels = KernelTotals()
+    kernels.merge(tables)
+    tasks = KernelTotals()
+    host_ops = KernelTotals()
+    copies = Copies(acl_recorded=False, host_ops_recorded=False)
+    split_ranks = {s.rank for s in summary.steps}
+    cluster_steps = any(n.kind == "cluster_step_trace" for n in summary.files)
+    for rank, timeline in timelines.items():
+        if rank not in table_ranks:  # a rank with a kernel table, read or not, uses only it
+            tasks.merge(timeline.device)
+        host_ops.merge(timeline.host_ops)
+        for name in COPY_FIELDS:
+            setattr(copies, name, getattr(copies, name) + getattr(timeline.copies, name))
+        copies.acl_recorded |= timeline.copies.acl_recorded
+        copies.host_ops_recorded |= timeline.copies.host_ops_recorded
+        summary.host_steps_us.extend(timeline.step_us)
+        split = _overlap_split(rank, timeline)
+        if split is not None and rank not in split_ranks and not cluster_steps:
+            summary.steps.append(split)
+        if timeline.host_ops_dropped:
+            summary.absent.append(f"host operators of rank {rank}: more spans than perf keeps "
+                                  "in memory; not summed")
+    kernels.merge(tasks)
+    summary.core_types = tables.core_list()
+    summary.task_types = tasks.core_list()
+    summary.kernel_types = kernels.type_list()
+    summary.top_kernels = kernels.top(top)
+    summary.ai_cpu = kernels.on_core("AI_CPU")
+    summary.top_host_ops = host_ops.top(top)
+    if timelines and (copies.acl_recorded or copies.host_ops_recorded):
+        summary.copies = copies
+    elif timelines:
+        summary.absent.append("host-device copies and syncs: the traces recorded neither "
+                              "AscendCL calls nor host operators")
 
 
 def _steps(by_kind: dict[str, list[Found]], reader: _Reader, summary: Summary) -> None:
@@ -135,10 +212,6 @@ def _steps(by_kind: dict[str, list[Found]], reader: _Reader, summary: Summary) -
                 summary.steps.extend(splits)
             return table
         reader.read(found, rank_steps)
-    for found in by_kind.get("msprof_step_trace", []):
-        summary.unread.append(FileNote(str(found.path), found.kind, found.rank,
-                                       "msprof's iteration trace: not summarised (use the "
-                                       "torch_npu/MindSpore step_trace_time.csv)"))
 
 
 def _communication(by_kind: dict[str, list[Found]], reader: _Reader, summary: Summary) -> None:
@@ -163,7 +236,7 @@ def _kind(by_kind: dict[str, list[Found]], host_only: bool) -> str:
         return "torch.profiler"
     if any(k.startswith("cluster_") for k in by_kind):
         return "cluster"
-    if any(f.path.name.startswith("op_summary") for f in by_kind.get("kernels", [])):
+    if any(f.path.name.startswith(("op_summary", "msprof")) or "PROF_" in str(f.path)
+           for files in by_kind.values() for f in files):
         return "msprof"
     return "torch_npu"
-

@@ -1,29 +1,37 @@
-"""The vendor's CSV and JSON files, read bounded, with the column names each CANN release used.
+"""The vendor's CSV and JSON files, streamed: opened as regular files only, read row by row (or
+event by event), with the column names each CANN release used.
 
 Column names drift between releases: `Block Dim` became `Block Num` in some, kernel_details'
 `Accelerator Core` was `Task Type` before (and still is in msprof's op_summary), `Step Id`
 is also written `Step ID` (msprof-analyze reads both: advisor_backend/compute_advice/npu_fused/
 op_perf.py, advisor_backend/common_func_advisor/constant.py). A column no alias names is
 reported as unknown, never dropped in silence.
+
+No file is refused for its size: a run of a million kernels writes a kernel table of some
+400 MB, and msprof itself slices its CSVs at a million rows (analysis/common_func/
+file_slice_helper.py in Ascend/msprof, CSV_LIMIT). What is bounded is memory: one line
+(MAX_LINE), one field (the csv module's field_size_limit) and what the readers keep.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
+import os
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO
 
-from ascend_env.core.inputs import InputError, read_bounded
+from ascend_env.core.inputs import InputError, file_kind
 
-# A CSV summary of a long run is tens of MB; a trace_view.json of a few steps hundreds. Past
-# these the file is not read (and said so): Python holds some ten times a JSON file's size.
-MAX_TABLE_BYTES = 256 * 1024 * 1024
-MAX_JSON_BYTES = 512 * 1024 * 1024
-MAX_ROWS = 2_000_000
+# A row of a kernel table is a few hundred bytes; its longest real cells are shape lists. A
+# line beyond this is not a table row, and reading it whole would hold it all in memory.
+MAX_LINE = 1024 * 1024
+READ_BUFFER = 1024 * 1024
 
 # Each field the summary uses: the names vendors have written for it, newest first.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -63,61 +71,123 @@ KNOWN_EXTRA = {
 # follow a pattern rather than a list.
 _METRIC_PREFIXES = ("aic_", "aiv_", "aicore_", "cube_", "vector_", "mac_", "scalar_", "mte",
                     "fixpipe", "icache", "l2_", "memory_", "ub_", "l0", "l1_")
+_ALL_ALIASES = {alias for aliases in ALIASES.values() for alias in aliases}
+
+
+def open_regular(path: Path, *, what: str) -> IO[bytes]:
+    """PATH opened for reading if it is a regular file (a FIFO or a device is refused before
+    a byte is read, so it cannot hang the command); an InputError otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"cannot read {what} {path}: it is {file_kind(mode)}, not a "
+                             "regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=READ_BUFFER)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass
 class Table:
-    """A CSV's rows keyed by field (aliases resolved), and the columns nothing claimed."""
+    """A CSV's header: where each field is (aliases resolved), and the columns nothing claimed."""
 
     path: Path
-    rows: list[dict[str, str]]
     columns: dict[str, str]  # field -> the header the file used
+    index: dict[str, int]  # field -> its position in a row
     unknown: list[str]
 
     def has(self, field_name: str) -> bool:
         return field_name in self.columns
 
 
-def read_table(path: Path, fields: tuple[str, ...], *, what: str) -> Table:
-    """A vendor CSV with FIELDS looked up by their aliases; an InputError when unreadable."""
-    raw = read_bounded(path, what=what, limit=MAX_TABLE_BYTES)
-    text = raw.decode("utf-8-sig", errors="replace")
-    reader = csv.reader(io.StringIO(text))
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise InputError(f"{what} {path}: empty file, no header") from None
-    except csv.Error as exc:
-        raise InputError(f"{what} {path}: not CSV ({exc})") from exc
+class TableReader:
+    """A vendor CSV read row by row: `with TableReader(...) as reader: for row in reader.rows()`.
+    Rows are lists of raw cells (`cell` cleans one); an InputError when the file is not CSV."""
+
+    def __init__(self, path: Path, fields: tuple[str, ...], *, what: str) -> None:
+        self.path = path
+        self.fields = fields
+        self.what = what
+        self._handle: IO[str] | None = None
+        self._reader: Iterator[list[str]] | None = None
+        self.table = Table(path, {}, {}, [])
+
+    def __enter__(self) -> TableReader:
+        binary = open_regular(self.path, what=self.what)
+        self._handle = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace",
+                                        newline="")
+        self._reader = csv.reader(self._lines(self._handle))
+        try:
+            header = [h.strip() for h in next(self._reader)]
+        except StopIteration:
+            self.close()
+            raise InputError(f"{self.what} {self.path}: empty file, no header") from None
+        except (csv.Error, InputError) as exc:
+            self.close()
+            raise InputError(f"{self.what} {self.path}: not CSV ({exc})") from exc
+        self.table = _header(self.path, header, self.fields)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _lines(self, handle: IO[str]) -> Iterator[str]:
+        read = handle.readline
+        while True:
+            line = read(MAX_LINE)
+            if not line:
+                return
+            if len(line) >= MAX_LINE and not line.endswith("\n"):
+                raise InputError(f"{self.what} {self.path}: a line longer than {MAX_LINE} "
+                                 "characters: not a profiler table")
+            yield line
+
+    def rows(self) -> Iterator[list[str]]:
+        """Each non-empty row, as the file has it."""
+        assert self._reader is not None, "rows() outside `with`"
+        try:
+            for record in self._reader:
+                if record and any(record):
+                    yield record
+        except csv.Error as exc:
+            raise InputError(f"{self.what} {self.path}: not CSV ({exc})") from exc
+        except UnicodeError as exc:
+            raise InputError(f"{self.what} {self.path}: not text ({exc})") from exc
+
+
+def _header(path: Path, header: list[str], fields: tuple[str, ...]) -> Table:
     columns: dict[str, str] = {}
-    claimed: set[str] = set()
+    index: dict[str, int] = {}
     for field_name in fields:
         for alias in ALIASES[field_name]:
             if alias in header:
                 columns[field_name] = alias
-                claimed.add(alias)
+                index[field_name] = header.index(alias)
                 break
+    claimed = set(columns.values())
     unknown = [h for h in header if h and h not in claimed and h not in KNOWN_EXTRA
-               and not any(alias == h for aliases in ALIASES.values() for alias in aliases)
-               and not h.lower().startswith(_METRIC_PREFIXES)]
-    index = {h: i for i, h in enumerate(header)}
-    rows: list[dict[str, str]] = []
-    try:
-        for number, record in enumerate(reader, start=2):
-            if number > MAX_ROWS:
-                raise InputError(f"{what} {path}: more than {MAX_ROWS} rows")
-            if not any(cell.strip() for cell in record):
-                continue
-            rows.append({f: _cell(record, index[alias]) for f, alias in columns.items()})
-    except csv.Error as exc:
-        raise InputError(f"{what} {path}: not CSV ({exc})") from exc
-    return Table(path, rows, columns, unknown)
+               and h not in _ALL_ALIASES and not h.lower().startswith(_METRIC_PREFIXES)]
+    return Table(path, columns, index, unknown)
 
 
-def _cell(record: list[str], at: int) -> str:
-    # kernel_details writes shapes as "\"81920,4096;8192,512\"" and timestamps with a trailing
-    # tab (so spreadsheets keep them as text): strip both.
-    return record[at].strip().strip('"').strip() if at < len(record) else ""
+def cell(record: list[str], at: int | None) -> str:
+    """One cell, cleaned: kernel_details writes shapes as "\\"81920,4096;8192,512\\"" and
+    timestamps with a trailing tab (so spreadsheets keep them as text)."""
+    if at is None or at >= len(record):
+        return ""
+    return record[at].strip().strip('"').strip()
 
 
 def number(text: str | None) -> float | None:
@@ -129,12 +199,3 @@ def number(text: str | None) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
-
-
-def read_json(path: Path, *, what: str) -> Any:
-    """A bounded JSON file; an InputError when unreadable or not JSON."""
-    raw = read_bounded(path, what=what, limit=MAX_JSON_BYTES)
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{what} {path}: not JSON ({exc})") from exc

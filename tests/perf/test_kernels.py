@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.perf.kernels import KernelTotals, read_kernels
+from ascend_env.perf.kernels import read_kernels
 from ascend_env.perf.summarize import summarize
 from tests.perf.profiler_files import KERNEL_DETAILS, needs_fixtures
 
@@ -21,8 +21,8 @@ def _rows(path: Path = KERNEL_DETAILS) -> list[dict[str, str]]:
 
 @needs_fixtures
 def test_core_types_hold_the_files_sums() -> None:
-    totals = KernelTotals()
-    table = read_kernels(KERNEL_DETAILS, totals)
+    read = read_kernels(KERNEL_DETAILS)
+    totals, table = read.totals, read.table
     expected: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for row in _rows():
@@ -66,9 +66,9 @@ def test_renamed_columns_read_the_same(tmp_path: Path) -> None:
                .replace("Accelerator Core", "Task Type") + ",Made Up Column")
     variant = tmp_path / "kernel_details.csv"
     variant.write_text(renamed + "\n" + rest)
-    ours, theirs = KernelTotals(), KernelTotals()
-    read_kernels(KERNEL_DETAILS, ours)
-    table = read_kernels(variant, theirs)
+    ours = read_kernels(KERNEL_DETAILS).totals
+    read = read_kernels(variant)
+    theirs, table = read.totals, read.table
     assert table.columns["block"] == "Block Num" and table.columns["core"] == "Task Type"
     assert table.unknown == ["Made Up Column"]
     assert [(c.core, c.count, c.time_us) for c in ours.core_list()] == \
@@ -136,6 +136,5 @@ def test_kernel_times_equal_msprof_analyze(tmp_path: Path) -> None:
     for op in dataset.op_summary.op_list:
         theirs[op.task_type] += float(op.task_duration)
     assert dataset.op_summary.get_total_task_duration() == pytest.approx(sum(theirs.values()))
-    ours = KernelTotals()
-    read_kernels(KERNEL_DETAILS, ours)
+    ours = read_kernels(KERNEL_DETAILS).totals
     assert {c.core: c.time_us for c in ours.core_list()} == pytest.approx(dict(theirs))
