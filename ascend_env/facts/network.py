@@ -242,7 +242,9 @@ def read_network(r: CaptureReader) -> NetworkFacts:
     tool_paths = list(found.values())
     queries = {key: _COMMAND.match(key) for key in r.capture.commands}
     ran = {key: m for key, m in queries.items() if m is not None}
-    facts = NetworkFacts(captured=bool(tool_paths or ran))
+    # A probe told to leave the network out (install's, --no-network) read no port at all.
+    skipped = r.capture.options.get("network") is False
+    facts = NetworkFacts(captured=bool(tool_paths or ran) and not skipped)
     facts.hccn_tool = any(info.exists for info in tool_paths) or any(
         r.capture.commands[key].rc != 127 for key in ran)
     facts.hccn_tool_path = next((path for path, info in found.items() if info.exists), None)

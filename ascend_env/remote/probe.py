@@ -250,12 +250,14 @@ CANN_HOME = {
 LIBRARY_DIRS = ("/driver/lib64", "/driver/lib64/common", "/driver/lib64/driver",
                 "/ascend-toolkit/latest/lib64", "/cann/lib64",
                 "/nnal/atb/latest/atb/cxx_abi_0/lib", "/nnal/atb/latest/atb/cxx_abi_1/lib")
-# CPU and NUMA topology, device nodes, OS, kernel, SELinux, containers.
+# CPU and NUMA topology, device nodes, OS, kernel, SELinux, containers; the Ascend profile.d
+# and ld.so.conf.d files with their owner and mode (install compares its own with them).
 SYSTEM = {
     "stat": ("/dev/davinci[0-9]*", "/dev/vdavinci[0-9]*", *("/dev/" + n for n in DEVICE_NODES),
              "/usr/local/dcmi", "/usr/local/dcmi/libdcmi.so", "/usr/local/bin/npu-smi",
              "/usr/local/sbin/npu-smi", "/etc/ascend_install.info", "/etc/Ascend",
-             "/.dockerenv", "/run/.containerenv", "/var/log/npu/slog"),
+             "/.dockerenv", "/run/.containerenv", "/var/log/npu/slog",
+             "/etc/profile.d/*scend*", "/etc/ld.so.conf.d/*scend*"),
     "list": ("/sys/module", "/etc/profile.d"),
     "read": ("/etc/ld.so.conf", "/etc/ld.so.conf.d/*.conf", "/sys/devices/system/cpu/online",
              "/sys/devices/system/cpu/present", "/sys/devices/system/cpu/possible",
@@ -415,9 +417,12 @@ def capture(args: argparse.Namespace) -> Json:
     capture_files(tree, bases)
     if not capture_pci(tree):
         commands.start([(LSPCI, _argv(LSPCI), None)])
-    hccn = hccn_argv(tree, bases, commands.search_path)
+    for path in args.read:  # what the caller needs beside the capture, in the same pass
+        tree.stat(path)
+        tree.read(path)
+    hccn = hccn_argv(tree, bases, commands.search_path) if args.network else None
     ip_jobs: List[Job] = [(key, _argv(key), None) for key in (IP_ADDR, IP_LINK)]
-    commands.start(network_jobs(tree, hccn) + ip_jobs)
+    commands.start(network_jobs(tree, hccn) + (ip_jobs if args.network else []))
     # The per-device queries need the IDs `npu-smi info -l` lists.
     commands.wait([NPU_SMI_INFO, NPU_SMI_LIST])
     commands.start(npu_jobs(commands.records))
@@ -434,7 +439,7 @@ def capture(args: argparse.Namespace) -> Json:
         "root": tree.root or "/",
         "options": {"install_path": install_path, "install_paths": bases,
                     "python": args.python, "commands": commands.enabled,
-                    "timeout_s": args.timeout},
+                    "network": args.network, "timeout_s": args.timeout},
         "process": _process_info(),
         "uname": {"sysname": uname.sysname, "release": uname.release,
                   "version": uname.version, "machine": uname.machine},
@@ -481,6 +486,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         help="commands run at once (default %(default)s)")
     add("--user", metavar="USER", action="append", default=[],
         help="also record `id USER` (the account that runs jobs); repeatable")
+    add("--read", metavar="FILE", action="append", default=[],
+        help="also record FILE's text and stat; repeatable")
+    add("--no-network", dest="network", action="store_false",
+        help="leave out the NPUs' ports and the host's interfaces (hccn_tool, ip)")
     add("-o", "--output", metavar="FILE", help="write the JSON here instead of stdout")
     return parser.parse_args(argv)
 

@@ -10,6 +10,7 @@ from ascend_env.ansible.variables import Targets
 from ascend_env.core.resources import remote_source
 from ascend_env.facts.capture import parse_capture
 from ascend_env.install.actions import HostReading, decide, read_host
+from ascend_env.install.captured import captured_extras, file_current, first_line
 from ascend_env.repository.wheelhouse import drift
 
 
@@ -54,14 +55,21 @@ def ascend_path_and_parents(path: str) -> list[str]:
     return found
 
 
-def ascend_first_lines(grep_output: str) -> dict[str, str]:
-    """Each file's first line from `grep -H '' FILE...` (lines `FILE:TEXT`), by file name."""
-    found: dict[str, str] = {}
-    for line in str(grep_output).splitlines():
-        name, _, text = line.partition(":")
-        if text.strip():
-            found.setdefault(name, text.strip())
-    return found
+def ascend_captured(capture: str | dict[str, Any]) -> dict[str, Any]:
+    """The files and venv distributions of preflight's capture that later roles decide from
+    (see ascend_env.install.captured)."""
+    return captured_extras(parse_capture(capture if isinstance(capture, dict) else str(capture),
+                                         where="preflight's probe"))
+
+
+def ascend_first_line(files: dict[str, Any], path: str) -> str | None:
+    """A captured file's first non-blank line; None where it was not there."""
+    return first_line(dict(files), str(path))
+
+
+def ascend_file_current(entry: object, content: str, mode: str) -> bool:
+    """Whether a captured file already has this text, root's ownership and this mode."""
+    return file_current(entry, str(content), str(mode))
 
 
 def ascend_venv_drift(closure: dict[str, str], installed: dict[str, str]) -> list[str]:
@@ -75,6 +83,7 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {"ascend_remote_source": ascend_remote_source, "ascend_host": ascend_host,
                 "ascend_actions": ascend_actions,
-                "ascend_first_lines": ascend_first_lines,
+                "ascend_captured": ascend_captured, "ascend_first_line": ascend_first_line,
+                "ascend_file_current": ascend_file_current,
                 "ascend_path_and_parents": ascend_path_and_parents,
                 "ascend_venv_drift": ascend_venv_drift}

@@ -179,12 +179,14 @@ def test_the_probe_preflight_sends_is_the_doctors() -> None:
             plugin["ascend_remote_source"](name)
 
 
-def test_reading_grep_and_df_arguments() -> None:
+def test_reading_captured_files_and_df_arguments() -> None:
     plugin = filters()
-    output = "/proc/boot_id:abc-1\n/var/lib/marker:\n/var/lib/marker:abc-0\n"
-    assert plugin["ascend_first_lines"](output) == {"/proc/boot_id": "abc-1",
-                                                    "/var/lib/marker": "abc-0"}
-    assert plugin["ascend_first_lines"]("") == {}
+    files = {"/proc/boot_id": {"text": "\nabc-1\n", "mode": "0444", "owner": "root",
+                               "group": "root"}}
+    assert plugin["ascend_first_line"](files, "/proc/boot_id") == "abc-1"
+    assert plugin["ascend_first_line"](files, "/var/lib/marker") is None
+    assert plugin["ascend_file_current"](files["/proc/boot_id"], "\nabc-1\n", "0444")
+    assert not plugin["ascend_file_current"](files["/proc/boot_id"], "abc-1\n", "0444")
     assert plugin["ascend_path_and_parents"]("/usr/local/Ascend/") == [
         "/usr/local/Ascend", "/usr/local", "/usr", "/"]
 
@@ -198,7 +200,8 @@ def test_preflight_runs_every_command_without_a_shell_and_in_check_mode() -> Non
         assert "argv" in task["ansible.builtin.command"], task["name"]
         assert task["changed_when"] is False, task["name"]
         assert task["check_mode"] is False, task["name"]
-    assert "ascend_remote_source" in " ".join(commands[0]["ansible.builtin.command"]["argv"])
+    argv = commands[0]["ansible.builtin.command"]["argv"]
+    assert "ascend_remote_source" in (argv if isinstance(argv, str) else " ".join(argv))
 
 
 @pytest.mark.slow
