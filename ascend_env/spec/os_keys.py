@@ -293,7 +293,10 @@ def _load(overlay: Path | None, key: tuple[tuple[str, int, int], ...]) -> dict[s
     origins: dict[str, str] = {}
     for name in data_names("os"):
         if name.endswith(".yaml"):
-            document = load_yaml(f"os/{name}")
+            try:
+                document = load_yaml(f"os/{name}")
+            except yaml.YAMLError as exc:
+                raise UsageError(f"ascend_env/data/os/{name}: {yaml_problem(exc)}") from None
             file_id = _file_id(document, name)
             documents[file_id], origins[file_id] = document, ""
     site: list[tuple[str, Path]] = []
