@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, default=22)
     up.add_argument("--no-kernel-headers", action="store_true",
                     help="fault: no /lib/modules/$(uname -r)/build in the hosts")
+    up.add_argument("--os", dest="os_name", metavar="NAME",
+                    help="bare hosts of this OS, as the vendor's servers arrive: "
+                    "openeuler-22.03 (rpm, dnf) or debian-12 (apt) (tests/sim/oshosts.py)")
 
     down = sub.add_parser("down", help="stop and remove simulated hosts")
     down.add_argument("--fleet", default=None, help="only this fleet (default: all)")
@@ -59,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     repo.add_argument("--profile", help="take chip and versions from a package profile, and "
                       "write spec.yaml (the profile adjusted to the simulated hosts)")
     repo.add_argument("--dest", type=Path, required=True)
+    repo.add_argument("--os", dest="os_name", metavar="NAME",
+                      help="the hosts' OS (as up --os): spec.yaml names it, and DEST/os/<key>/ "
+                      "holds a copy of its (stand-in) package mirror where the harness has one")
     repo.add_argument("--with-previous", action="store_true",
                       help="with --profile: also the release before the profile's (older HDK "
                       "and CANN) and spec-previous.yaml, for upgrades and rollbacks")
@@ -216,6 +222,7 @@ def _run(args: argparse.Namespace) -> int:
             inventory=args.inventory,
             versions=fleet.Versions(cann=args.cann, hdk=args.hdk),
             kernel_headers=not args.no_kernel_headers,
+            os_name=args.os_name,
         )
         for h in f.hosts:
             print(f"{h.name}\t{h.address}:{h.port}\t{h.chip} x{h.devices}\t{h.state}\tpid {h.pid}")
@@ -250,28 +257,38 @@ def _run(args: argparse.Namespace) -> int:
               f"spec.yaml and spec-previous.yaml to {args.dest}")
         return 0
     if args.cmd == "repo":
-        from tests.sim import packages  # noqa: PLC0415
-
-        overlay = packages.build_repo(
-            args.dest, chip=args.chip, cann=args.cann, hdk=args.hdk, arch=args.arch,
-            firmware=args.firmware,
-        )
-        extra = ""
-        if args.profile:
-            from tests.sim import profiles  # noqa: PLC0415
-
-            profiles.write_spec(profiles.load(args.profile), args.dest, args.arch)
-            extra = " and spec.yaml"
-        if args.wheels_for:
-            _stand_in_wheels(args.dest, args.wheels_for)
-            extra += f", stand-in wheels for {args.wheels_for} (and index/)"
-        print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
-        return 0
+        return _repo(args)
     if args.cmd == "serve":
         return _serve(args.dir, args.url_file, args.index_url_file)
     if args.cmd == "base-image":
         return _base_image(args.tag)
     raise SimError(f"unknown command {args.cmd}")
+
+
+def _repo(args: argparse.Namespace) -> int:
+    """`repo`: the fake vendor files, and what --profile, --os and --wheels-for add."""
+    from tests.sim import packages  # noqa: PLC0415
+
+    overlay = packages.build_repo(
+        args.dest, chip=args.chip, cann=args.cann, hdk=args.hdk, arch=args.arch,
+        firmware=args.firmware,
+    )
+    extra = ""
+    if args.profile:
+        from tests.sim import profiles  # noqa: PLC0415
+
+        profiles.write_spec(profiles.load(args.profile), args.dest, args.arch,
+                            os_name=args.os_name)
+        extra = " and spec.yaml"
+    if args.os_name:
+        from tests.sim import os_repo  # noqa: PLC0415
+
+        extra += os_repo.write(args.dest, args.os_name, args.arch)
+    if args.wheels_for:
+        _stand_in_wheels(args.dest, args.wheels_for)
+        extra += f", stand-in wheels for {args.wheels_for} (and index/)"
+    print(f"wrote {len(overlay)} package(s), catalogue-overlay.json{extra} to {args.dest}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.sim import hardware, network, rootfs, sshd
+from tests.sim import hardware, network, oshosts, rootfs, sshd
 from tests.sim.chips import get_chip
 from tests.sim.inventory import HostEntry, render_inventory, render_ssh_config
 from tests.sim.layout import FleetPaths, SimError, secure_mkdir, state_dir
@@ -31,6 +31,7 @@ class HostRecord:
     state: str
     root: str
     pid: int = 0
+    os: str | None = None  # None: the harness's own Debian; else tests/sim/oshosts.py's
 
 
 @dataclass
@@ -123,16 +124,18 @@ def up(
     inventory: Path | None = None,
     versions: Versions | None = None,
     kernel_headers: bool = True,
+    os_name: str | None = None,
 ) -> Fleet:
-    """Start `hosts` simulated hosts; a previous fleet of the same name is reaped first."""
+    """Start `hosts` simulated hosts; a previous fleet of the same name is reaped first.
+    `os_name`: bare hosts of that OS (tests/sim/oshosts.py) instead of the harness's Debian."""
     if state not in ("bare", "provisioned"):
         raise SimError(f"--state must be bare or provisioned, not {state!r}")
     if hosts < 1:
         raise SimError("--hosts must be at least 1")
     chip_info = get_chip(chip)
     hardware.initial_state(chip_info, devices)  # validates --devices before any work
+    base = oshosts.base_for(os_name, state)  # checks the name first
     down(name)
-    base = rootfs.ensure_base()
     repo: Path | None = None
     if state == "provisioned":
         from tests.sim import provision  # noqa: PLC0415  (pulls in gcc/makeself only when needed)
@@ -149,7 +152,7 @@ def up(
         for i in range(hosts):
             hname = f"sim{i + 1}"
             fleet.hosts.append(HostRecord(hname, addresses[i], port, chip, devices, state,
-                                          str(fp.host(hname).root)))
+                                          str(fp.host(hname).root), os=os_name))
         # Registry first: an interrupted `up` leaves enough behind for `down` to clean.
         _save(fleet)
     sshd.ensure_client_key(fp)
@@ -158,7 +161,7 @@ def up(
     def build(rec: HostRecord) -> None:
         hp = fp.host(rec.name)
         rootfs.create_host_root(base, hp, root_mode)
-        hardware.install(hp.root, chip_info, devices, kernel_headers=kernel_headers)
+        oshosts.install_hardware(hp.root, chip_info, devices, kernel_headers, os_name)
         # Provisioned hosts come with their NPU ports configured; bare ones get them unset.
         network.attach(hp.root, network.fabric_dir(fp.base), rec.name,
                        int(rec.name.removeprefix("sim")), configured=state == "provisioned")
@@ -235,6 +238,7 @@ def status() -> list[dict[str, Any]]:
                 "chip": h.chip,
                 "devices": h.devices,
                 "state": h.state,
+                "os": h.os or "debian (the harness's)",
                 "sshd_pid": h.pid,
                 "running": alive,
                 "inventory": str(fleet.inventory),

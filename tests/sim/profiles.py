@@ -44,19 +44,23 @@ def load(name: str) -> SimProfile:
                        "driver.version)") from None
 
 
-def sim_spec(profile: SimProfile, arch: str | None = None) -> dict[str, Any]:
-    """The profile adjusted to the simulated hosts: their arch and their Debian release."""
+def sim_spec(profile: SimProfile, arch: str | None = None, os_name: str | None = None
+             ) -> dict[str, Any]:
+    """The profile adjusted to the simulated hosts: their arch and their OS (the harness's
+    Debian release, or `os_name` such as openeuler-22.03: `up --os`)."""
     doc = dict(profile.document)
     doc["hardware"] = dict(doc["hardware"], arch=arch or os.uname().machine)
     osrel = Path("/etc/debian_version")
     major = osrel.read_text().strip().split(".")[0] if osrel.exists() else "12"
-    doc["os"] = {"family": "debian", "version": major}
+    family, _, version = (os_name or f"debian-{major}").partition("-")
+    doc["os"] = {"family": family, "version": version}
     doc["name"] = f"{doc.get('name', 'sim')}-sim"
     return doc
 
 
-def write_spec(profile: SimProfile, dest: Path, arch: str | None = None) -> Path:
+def write_spec(profile: SimProfile, dest: Path, arch: str | None = None,
+               os_name: str | None = None) -> Path:
     out = dest / "spec.yaml"
     out.write_text("# The profile adjusted to the simulated hosts (python -m tests.sim repo).\n"
-                   + yaml.safe_dump(sim_spec(profile, arch), sort_keys=False))
+                   + yaml.safe_dump(sim_spec(profile, arch, os_name), sort_keys=False))
     return out
