@@ -1,0 +1,169 @@
+"""Kernel tables as torch_npu writes them at Level0 (type `N/A`: kernels by name), per-type
+totals over every kernel, one line per row whatever a cell holds, a table that cannot be read
+leaving its figures absent, and memory that does not grow with the rows.
+
+The rows are the real kernels of msprof-analyze's kernel_details.csv test data; the Level0
+header is torch_npu's (OP_SUMMARY_KERNEL_BASE_HEADERS + OP_SUMMARY_ADDITIONAL_HEADERS,
+torch_npu/profiler/analysis/prof_common_func/_csv_headers.py in Ascend/pytorch, which its
+test_kernel_view_parser.py expects for Level0 with shapes); msprof writes `N/A` as the type
+at Level0 (analysis/mscalculate/cann/cann_analysis_gear.py in Ascend/msprof).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import tracemalloc
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from ascend_env.perf.kernels import read_kernels
+from ascend_env.perf.summarize import summarize
+from tests.cli_invoke import invoke
+from tests.perf.profiler_files import KERNEL_DETAILS, TRACE_VIEW, needs_fixtures
+
+pytestmark = needs_fixtures
+LEVEL0_HEADER = ["Device_id", "Name", "Type", "Accelerator Core", "Start Time(us)",
+                 "Duration(us)", "Wait Time(us)", "Block Num", "Mix Block Num", "Input Shapes",
+                 "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
+                 "Output Formats"]
+
+
+def _rows() -> list[dict[str, str]]:
+    with KERNEL_DETAILS.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _level0(folder: Path) -> Path:
+    output = folder / "node1_1_20260101000000000_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    output.mkdir(parents=True)
+    with (output / "kernel_details.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(LEVEL0_HEADER)
+        for row in _rows():
+            writer.writerow(["0", row["Name"], "N/A", row["Accelerator Core"],
+                             row["Start Time(us)"], row["Duration(us)"], row["Wait Time(us)"],
+                             row["Block Dim"], row["Mix Block Dim"], row["Input Shapes"],
+                             row["Input Data Types"], row["Input Formats"], row["Output Shapes"],
+                             row["Output Data Types"], row["Output Formats"]])
+    return output.parent
+
+
+def test_level0_kernels_are_named_not_na(tmp_path: Path) -> None:
+    _level0(tmp_path)
+    summary = summarize(tmp_path, top=100)
+    by_name: dict[str, float] = defaultdict(float)
+    for row in _rows():
+        by_name[row["Name"]] += float(row["Duration(us)"])
+    assert {t.type: t.total_us for t in summary.kernel_types} == pytest.approx(dict(by_name))
+    assert "N/A" not in {t.type for t in summary.kernel_types}
+    assert all(k.type == "N/A" for k in summary.top_kernels)  # what the file says, kept
+    text = invoke("perf", "--from", str(tmp_path), "--top", "3").out
+    assert "aclnnFlashAttentionScoreGrad_FlashAtt..." in text
+    assert " N/A " not in text
+
+
+def test_level0_core_times_equal_msprof_analyze(tmp_path: Path) -> None:
+    """msprof-analyze's advisor reads the Level0 table too: its op summary's sums per task
+    type and per operator name are ours."""
+    profiling = pytest.importorskip("msprof_analyze.advisor.dataset.profiling.profiling_dataset")
+    folder = _level0(tmp_path)
+    dataset = profiling.ProfilingDataset(str(folder), {})
+    cores: dict[str, float] = defaultdict(float)
+    names: dict[str, float] = defaultdict(float)
+    for op in dataset.op_summary.op_list:
+        cores[op.task_type] += float(op.task_duration)
+        names[op.op_name] += float(op.task_duration)
+    summary = summarize(tmp_path, top=100)
+    assert {c.core: c.time_us for c in summary.core_types} == pytest.approx(dict(cores))
+    assert {t.type: t.total_us for t in summary.kernel_types} == pytest.approx(dict(names))
+
+
+def test_per_type_totals_cover_every_kernel() -> None:
+    """--top cuts the kernel list; `kernel_types` in the JSON sums every kernel of a type over
+    all its shapes."""
+    document = json.loads(invoke("perf", "--from", str(KERNEL_DETAILS), "--top", "1",
+                                 "--json").out)
+    assert len(document["top_kernels"]) == 1
+    by_type: dict[str, float] = defaultdict(float)
+    shapes: dict[str, set[str]] = defaultdict(set)
+    for row in _rows():
+        by_type[row["Type"]] += float(row["Duration(us)"])
+        shapes[row["Type"]].add(row["Input Shapes"] + row["Input Data Types"])
+    got = {t["type"]: t for t in document["kernel_types"]}
+    assert {k: v["total_us"] for k, v in got.items()} == pytest.approx(dict(by_type))
+    assert {k: v["signatures"] for k, v in got.items()} == {k: len(v) for k, v in shapes.items()}
+    assert sum(t["count"] for t in got.values()) == len(_rows())
+    assert got["MatMulV3"]["signatures"] > 1  # one type, several shapes, one total
+
+
+def test_one_line_per_row_whatever_the_cells_hold(tmp_path: Path) -> None:
+    """A shapes cell with line breaks (a quoted CSV field may hold them) stays on its row."""
+    rows = _rows()
+    header = list(rows[0])
+    target = tmp_path / "kernel_details.csv"
+    with target.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, header)
+        writer.writeheader()
+        for row in rows:
+            broken = {"Input Shapes": row["Input Shapes"].replace(";", ";\n"),
+                      "Name": row["Name"] + "\r\nsecond line"}
+            writer.writerow(dict(row, **broken) if row["Type"] == "FlashAttentionScoreGrad"
+                            else row)
+    summary = summarize(target)
+    assert "\n" in summary.top_kernels[0].input_shapes  # the JSON keeps the cell as written
+    lines = invoke("perf", "--from", str(target), "--top", "3").out.splitlines()
+    kernel_lines = [line for line in lines if " ms  x" in line]
+    assert len(kernel_lines) == 3
+    assert "FlashAttentionScoreGrad" in kernel_lines[0]
+    assert "in 4096,2,512; 4096,2,512;" in kernel_lines[0]
+    top = lines.index("top device kernels (total, count, type, core, input shapes and dtypes)")
+    assert lines[top + 1:top + 4] == kernel_lines
+
+
+def test_an_unreadable_table_leaves_its_figures_absent(tmp_path: Path) -> None:
+    """The rank's kernel table breaks past its first rows (a field longer than the csv
+    module's limit): no figure of it is kept, and its trace's task types do not replace
+    them."""
+    output = tmp_path / "node1_1_20260101000000000_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    output.mkdir(parents=True)
+    (output.parent / "profiler_info_0.json").write_text("{}")
+    broken = KERNEL_DETAILS.read_text() + '"' + "x" * 200_000 + '"\n'
+    (output / "kernel_details.csv").write_text(broken)
+    (output / "trace_view.json").write_bytes(TRACE_VIEW.read_bytes())
+    summary = summarize(tmp_path)
+    [unread] = [n for n in summary.unread if n.kind == "kernels"]
+    assert "field larger than field limit" in unread.note
+    assert summary.core_types == [] and summary.task_types == []
+    assert summary.top_kernels == [] and summary.kernel_types == []
+    assert any("kernel figures of rank 0" in a for a in summary.absent)
+    text = invoke("perf", "--from", str(tmp_path)).out
+    assert "device time by core type" not in text
+    assert "absent: kernel figures of rank 0" in text
+
+
+def _replicated(path: Path, rows: int) -> Path:
+    header, *body = KERNEL_DETAILS.read_text().splitlines()
+    with path.open("w") as handle:
+        handle.write(header + "\n")
+        for index in range(rows):
+            handle.write(body[index % len(body)] + "\n")
+    return path
+
+
+def test_memory_does_not_grow_with_the_rows(tmp_path: Path) -> None:
+    """Rows are summed as they are read: the peak of Python allocations reading 40,000 rows
+    is that of reading 2,000, and a small part of the file."""
+    small = _replicated(tmp_path / "small_kernel_details.csv", 2_000)
+    large = _replicated(tmp_path / "large_kernel_details.csv", 40_000)
+    peaks = []
+    for path, rows in ((small, 2_000), (large, 40_000)):
+        tracemalloc.start()
+        read = read_kernels(path)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert sum(c.count for c in read.totals.core_list()) == rows
+    assert peaks[1] < 1.5 * peaks[0]
+    assert peaks[1] < large.stat().st_size / 4
