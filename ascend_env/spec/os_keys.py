@@ -347,12 +347,31 @@ def _numbers(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text))
 
 
-def _closeness(wanted: tuple[int, ...], entry: OsEntry) -> tuple[int, int, int]:
+def _closeness(wanted: tuple[int, ...], entry: OsEntry) -> tuple[int, int]:
+    """Sorts the nearest first: the longest equal start, then the smallest step after it
+    (versions padded with 0, so 24.03 is 24.03 SP0)."""
     have = _numbers(entry.version)
-    common = next((i for i, (a, b) in enumerate(zip(wanted, have, strict=False)) if a != b),
-                  min(len(wanted), len(have)))
-    gap = abs(wanted[common] - have[common]) if common < min(len(wanted), len(have)) else 0
-    return (-common, gap, -len(have))
+    size = max(len(wanted), len(have))
+    a, b = wanted + (0,) * (size - len(wanted)), have + (0,) * (size - len(have))
+    common = next((i for i in range(size) if a[i] != b[i]), size)
+    return (-common, abs(a[common] - b[common]) if common < size else 0)
+
+
+def _release_numbers(release: Mapping[str, str]) -> tuple[int, ...]:
+    """VERSION_ID's numbers and the service pack VERSION names (22.03 (LTS-SP4) -> 22, 3, 4)."""
+    service_pack = re.search(r"SP(\d+)", release.get("VERSION", ""))
+    return _numbers(release.get("VERSION_ID", "")) + (
+        (int(service_pack.group(1)),) if service_pack else ())
+
+
+_VERSION_KEYS = frozenset({"VERSION_ID", "VERSION", "VERSION_CODENAME", "PROJECT_CODENAME"})
+
+
+def _kind(entry: OsEntry, release: Mapping[str, str]) -> int:
+    """How many of an entry's conditions other than the version ones the host meets."""
+    return max(sum(1 for key, pattern in rule.items()
+                   if key not in _VERSION_KEYS and re.fullmatch(pattern, release.get(key, "")))
+               for rule in entry.match)
 
 
 def _shares_id(entry: OsEntry, ids: list[str]) -> bool:
@@ -372,10 +391,19 @@ def _nearest(release: Mapping[str, str], arch: str | None, keys: Mapping[str, Os
     if not related:
         return None, (f"no OS of the data has ID {host_id or '(none)'}"
                       + (f" or one of ID_LIKE {' '.join(likes)}" if likes else ""))
-    wanted = _numbers(f"{release.get('VERSION_ID', '')} {release.get('VERSION', '')}")
+    wanted = _release_numbers(release)
     same_arch = [e for e in related if e.arch == arch] or related
-    best = min(same_arch, key=lambda e: (_closeness(wanted, e), e.key))
+    # The same kind first (Kylin server, not Kylin desktop, for an unknown Kylin server),
+    # then the closest version.
+    best = min(same_arch, key=lambda e: (-_kind(e, release), _closeness(wanted, e), e.key))
     return best.key, f"nearest by {how} and the closest version"
+
+
+def matching_keys(release: Mapping[str, str], keys: Mapping[str, OsEntry] | None = None
+                  ) -> list[str]:
+    """Every key one of whose rules this os-release meets, whatever its architecture."""
+    keys = load_os_keys() if keys is None else keys
+    return [key for key, entry in keys.items() if _best_rule(entry, release)]
 
 
 def match_os(release: Mapping[str, str], arch: str | None,
@@ -386,8 +414,9 @@ def match_os(release: Mapping[str, str], arch: str | None,
     arch = normal_arch(arch)
     scored = [(score, entry) for entry in keys.values()
               if (score := _best_rule(entry, release))]
-    shown = release.get("PRETTY_NAME") or " ".join(
-        filter(None, (release.get("ID"), release.get("VERSION_ID")))) or "this os-release"
+    shown = release.get("PRETTY_NAME") or " ".join(filter(None, (
+        release.get("ID"), release.get("VERSION") or release.get("VERSION_ID")))) \
+        or "this os-release"
     if not scored:
         nearest, why = _nearest(release, arch, keys)
         return OsMatch(key=None, nearest=nearest,
