@@ -19,7 +19,7 @@ from ascend_env.core.errors import UsageError
 from ascend_env.install.provision import InstallOptions
 from ascend_env.repository.fetch import Source, fetch
 from tests.cli_invoke import invoke
-from tests.install.test_fetch import overlay_for, plan_with, served
+from tests.repository.test_fetch import overlay_for, plan_with, served
 from tests.vendor_server import ServerState
 
 __all__ = ["served"]  # the fixture, used by name

@@ -1,5 +1,6 @@
 """install's check of a fetched repository: every installer hashed again before any host is
-touched, against the digests fetch recorded (the simulated-host test is in test_install_sim)."""
+touched, against the digests fetch recorded (on a simulated host:
+tests/install/test_install_sim.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ascend_env.repository.installers import RepoError, verify_repo
 from ascend_env.repository.repo_folder import RepoFolderError
 from ascend_env.spec.envspec import load_spec
 from ascend_env.spec.plan import Plan
-from tests.install.test_fetch import HDK, MEMBERS, overlay_for, plan_with, served
+from tests.repository.test_fetch import HDK, MEMBERS, overlay_for, plan_with, served
 from tests.vendor_server import ServerState
 
 __all__ = ["served"]  # the fixture, used by name

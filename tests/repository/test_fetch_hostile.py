@@ -21,7 +21,7 @@ from ascend_env.repository.fetch import FetchResult, Source, fetch
 from ascend_env.repository.repo_folder import RepoFolderError
 from ascend_env.spec.catalogue import CatalogueError, load_overlay
 from tests.cli_invoke import invoke
-from tests.install.test_fetch import (
+from tests.repository.test_fetch import (
     HDK,
     MEMBERS,
     OPS,
