@@ -122,7 +122,7 @@ def hyperscan_db(signatures: Sequence[Signature]) -> Best:
 
 def workloads(background: int) -> dict[str, list[str]]:
     corpus = yaml.safe_load((ROOT / "tests/data/real/explain/corpus.yaml").read_text())
-    errors = [item["line"] for item in corpus]
+    errors = [line for item in corpus for line in item["text"].splitlines()]
     errors += [sample for s in load_signatures() for sample in s.samples]
     quiet: list[str] = []
     for path in sorted((ROOT / "ascend_env").rglob("*.py")):

@@ -1,29 +1,41 @@
-"""First cause, then echoes: the errors found in one log ordered as one failure.
+"""First cause, then echoes: the errors found in one log ordered as one failure, by specificity.
 
-A log's errors usually form a chain: the first cause (a device fault, HCCP that could not
-start, an operator without a kernel) and its echoes (torch_npu's ERRnnnnn wrapper, CANN's
-generic EZ9999 header, the HCCL watchdog, a compile subprocess that exits because its parent
-did). The first cause leads: an entry marked `role: cause` or a CANN error code's own line
-(`E30006: ...`: CANN states the why there, below the torch_npu or HCCL call that reports the
-failure, e.g. the log of https://github.com/vllm-project/vllm-ascend/issues/4284), then any
-other error that is not an echo (signatures.Signature.echo), then the rest; the earliest of
-the first kind present leads.
+A log's errors usually form a chain: the line that states why (a CANN code with its reason, an
+exception a rule or entry explains) and the lines that report it again (torch_npu's ERRnnnnn
+wrappers, "call aclnnX failed", CANN's generic EZ9999 header, the HCCL watchdog). The lead is
+the most specific error, the earliest of its rank:
+
+0. an entry marked `role: cause`, a rule that states the reason, or a CANN code line with its
+   reason (`EZ1001: ... not implemented for DT_UINT64`, below the torch_npu call that reports
+   it, e.g. the log of https://github.com/vllm-project/vllm-ascend/issues/4284);
+1. any other error of the base, a module's internal error (x9999) that still says what failed;
+2. an echo (a wrapper or a consequence: signatures.Signature.echo) and a code's family match
+   without a reason;
+3. a catch-all: torch_npu's ERR99999, a code whose only words are "Inner Error!". A catch-all
+   leads only a log where nothing else was found, and is then flagged as such.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ascend_env.explain.hits import Hit
-from ascend_env.explain.records import body
+from ascend_env.explain.structure import read_shape
+
+CAUSE, OTHER, ECHO, CATCH_ALL = 0, 1, 2, 3
+RULE_LEADS_FROM = 40  # rules.LEADS_FROM (not imported: rules.py imports this package's base)
 
 
 @dataclass
 class Chain:
     lead: Hit
     echoes: list[Hit] = field(default_factory=list)
+
+    @property
+    def catch_all(self) -> bool:
+        """The lead is only a catch-all: nothing in the log said more."""
+        return specificity(self.lead) == CATCH_ALL
 
 
 def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:
@@ -35,7 +47,7 @@ def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:
     chains = []
     for source in sorted(by_source, key=lambda s: order.get(s, 0)):
         found = sorted(by_source[source], key=lambda h: h.line_number)
-        lead = min(found, key=lambda h: (_depth(h), h.line_number))
+        lead = min(found, key=lambda h: (specificity(h), h.line_number, -h.signature.priority))
         chain = Chain(lead=lead, echoes=[h for h in found if h is not lead])
         lead.role, lead.echo_of = "cause", None
         for echo in chain.echoes:
@@ -44,14 +56,23 @@ def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:
     return chains
 
 
-CODE_LINE = re.compile(r"^\s*[EW][0-9A-Z]\d{4}:")
-
-
-def _depth(hit: Hit) -> int:
-    """0 for a first cause's kind of line, 1 for another error, 2 for an echo."""
+def specificity(hit: Hit) -> int:
+    """How much the hit's line says about why: CAUSE (the reason) to CATCH_ALL (nothing)."""
     signature = hit.signature
     if signature.role == "cause":
-        return 0
+        return CAUSE
+    if signature.role == "rule":
+        return CAUSE if signature.priority >= RULE_LEADS_FROM else OTHER
+    codes = read_shape([hit.line]).codes
+    cann = [c for c in codes if not c.code.startswith("ERR")]
+    if codes and all(c.internal and not c.detailed for c in codes):
+        return CATCH_ALL
+    if signature.role == "echo":
+        return ECHO
+    if any(c.detailed and not c.internal for c in cann):
+        return CAUSE
+    if any(c.detailed for c in cann):
+        return OTHER
     if signature.echo:
-        return 2
-    return 0 if CODE_LINE.match(body(hit.line)) else 1
+        return ECHO
+    return OTHER

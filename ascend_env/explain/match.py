@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_env.explain import records
-from ascend_env.explain.chains import Chain, build_chains
+from ascend_env.explain.chains import OTHER, Chain, build_chains, specificity
 from ascend_env.explain.families import fallback
 from ascend_env.explain.hits import Hit, Unknown
 from ascend_env.explain.literals import required_literals
 from ascend_env.explain.numbers import read_numbers
+from ascend_env.explain.rules import Rule, first_rule, load_rules
 from ascend_env.explain.signatures import Signature, load_signatures
+from ascend_env.explain.structure import read_shape
 
 __all__ = ["Hit", "Matcher", "Scan", "Unknown", "default_matcher", "required_literals"]
 
@@ -28,12 +30,15 @@ __all__ = ["Hit", "Matcher", "Scan", "Unknown", "default_matcher", "required_lit
 MAX_LINE = 8192
 
 # What "looks like an error" (it decides which unmatched lines are listed as not known): log
-# levels, CANN/ACL error codes (E[A-Z]nnnn), torch_npu's ERRnnnnn, Python tracebacks and
-# exceptions, loader failures, and "failed" (not "failed=0", Ansible's recap of a good run).
+# levels (ERROR, glog/c10's `E0312 10:00:00` and `[E ...]`), CANN/ACL error codes (E[A-Z]nnnn),
+# torch_npu's ERRnnnnn, Python tracebacks and exceptions, loader failures, and "failed" (not
+# "failed=0", Ansible's recap of a good run).
 ERROR_LIKE = re.compile(
     r"\b(ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL)\b|\bE[A-Z1-9]\d{4}\b|\bERR\d{5}\b"
-    r"|Trace[Bb]ack|\b\w+(Error|Exception):|\bfailed\b(?!=0)|\bFAILED\b"
-    r"|cannot open shared object file|undefined symbol|out of memory|Segmentation fault")
+    r"|Trace[Bb]ack|\b\w+(Error|Exception)\b[:(]|\bException\b|\bfailed\b(?!=0)|\bFAILED\b"
+    r"|cannot open shared object file|undefined symbol|out of memory|Segmentation fault"
+    r"|(?:^|\]:?)\[?[EF]\d{4} \d\d:\d\d:\d\d|\[E[\s\d]|\bterminate called|\bcore dumped\b"
+    r"|cannot import name|No module named|[Hh]eartbeat [Ll]ost|[Dd]evice [Ll]ost|\bstuck\b")
 # Records a log writes below warning level: matched like any line, never listed as unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
 # Lines that belong to an error message rather than state one (CANN's "Solution:" and
@@ -56,8 +61,9 @@ class Matcher:
     """The knowledge base compiled for scanning."""
 
     def __init__(self, signatures: Sequence[Signature] | None = None, *,
-                 use_library: bool = True) -> None:
+                 rules: Sequence[Rule] | None = None, use_library: bool = True) -> None:
         self.signatures = tuple(load_signatures() if signatures is None else signatures)
+        self.rules = tuple(load_rules() if rules is None else rules)
         # Each signature with the literals one of which any line it matches must contain:
         # a line that contains none of an entry's literals never runs that entry's regex.
         self._screened = [(s, required_literals(s.pattern.pattern)) for s in self.signatures]
@@ -121,7 +127,7 @@ class Matcher:
         matched_at: list[int] = []
         pending: list[tuple[int, str]] = []
         for start, end in records.split(lines):
-            seen: set[str] = set()
+            found: list[tuple[Signature, int]] = []  # what explained which line of the record
             # The record as one text: a message wrapped over lines, a traceback whose
             # exception needs its continuation, the command line above npu-smi's fields.
             whole = records.joined(lines, start, end)[:MAX_LINE] if end - start > 1 else ""
@@ -131,18 +137,28 @@ class Matcher:
                     continue
                 signature = self.explain_line(line)
                 if signature is not None:
-                    seen.add(signature.id)
+                    found.append((signature, index))
                     state.note_hit(signature, source, index + 1, line.strip(), whole)
             if whole:
                 signature = self.best(whole)
-                if signature is not None and signature.id not in seen:
-                    seen.add(signature.id)
+                if signature is not None and all(s.id != signature.id for s, _ in found):
+                    found.append((signature, start))
                     state.note_hit(signature, source, start + 1, whole, whole)
-            if seen:
+            ruled = self._rule(lines, start, end)
+            if ruled is not None:
+                found.append(ruled)
+                state.note_hit(ruled[0], source, ruled[1] + 1, lines[ruled[1]].strip(), whole)
+            if any(_explains(signature, lines[index]) for signature, index in found):
                 matched_at.extend(range(start + 1, end + 1))
                 continue
+            # Only echoes and catch-alls matched (or nothing): they explain their own lines,
+            # never the record's other error lines - no silent pass.
+            echoed = {index for _, index in found}
             for index in range(start, end):
                 line = lines[index].rstrip()
+                if index in echoed:
+                    matched_at.append(index + 1)
+                    continue
                 if not line or QUIET_LEVEL.search(line) or \
                         not ERROR_LIKE.search(line[:MAX_LINE]):
                     continue
@@ -154,6 +170,27 @@ class Matcher:
             if not any(number - CONTEXT_AFTER <= at <= number + CONTEXT_BEFORE
                        for at in matched_at):
                 state.note_unknown(source, number, line)
+
+    def _rule(self, lines: list[str], start: int, end: int) -> tuple[Signature, int] | None:
+        """The first rule that fires on the record (only a record that looks like an
+        error is read), as a signature and the index of the line it rests on."""
+        if not self.rules or not any(ERROR_LIKE.search(lines[i][:MAX_LINE])
+                                     for i in range(start, end)):
+            return None
+        shape = read_shape([line[:MAX_LINE] for line in lines[start:end]])
+        fired = first_rule(self.rules, shape)
+        if fired is None:
+            return None
+        rule, bound = fired
+        return rule.signature(bound, shape), start + shape.first_line()
+
+
+def _explains(signature: Signature, line: str) -> bool:
+    """Whether a hit explains its whole record: a warning or note, or an error that says
+    more than a wrapper or a catch-all does."""
+    if signature.severity != "error":
+        return True
+    return specificity(Hit(signature, "", 0, line)) <= OTHER
 
 
 @dataclass

@@ -11,12 +11,13 @@ must stay cheap.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.core.resources import data_names, load_yaml
+from ascend_env.explain.vocabulary import entry_causes
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -26,8 +27,9 @@ _FIELDS = {"id", "family", "pattern", "severity", "priority", "meaning", "causes
 # Optional `role` of an entry in a chain of errors: `cause` leads its log's chain wherever it
 # stands; `echo` (a wrapper or a consequence, e.g. torch_npu's ERR00100 around a CANN code) is
 # listed under the first cause. Without it an entry of priority 20 or less (a generic header)
-# is an echo, any other a cause candidate. `family` is the fallback's (families.py), not YAML's.
-Role = Literal["cause", "echo", "family"]
+# is an echo, any other a cause candidate. `family` (families.py) and `rule` (rules.py) are set
+# by code, never by YAML.
+Role = Literal["cause", "echo", "family", "rule"]
 ROLES: tuple[str, ...] = ("cause", "echo")
 ECHO_PRIORITY = 20
 
@@ -40,6 +42,7 @@ class SignatureError(AscendEnvError):
 class Cause:
     text: str
     checks: tuple[str, ...]  # doctor check ids that confirm (fail) or rule out (pass) it
+    id: str | None = None  # the vocabulary's id (vocabulary.py) where the cause has one
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,13 @@ class Signature:
     def echo(self) -> bool:
         """Reported because of another error rather than being the first cause itself."""
         if self.role is not None:
-            return self.role != "cause"
+            return self.role not in ("cause", "rule")
         return self.priority <= ECHO_PRIORITY
+
+    @property
+    def cause_id(self) -> str:
+        """The id of the first cause: the vocabulary's where it has one, else the entry's."""
+        return self.causes[0].id or self.id
 
     @property
     def checks(self) -> tuple[str, ...]:
@@ -136,11 +144,21 @@ def parse_entry(raw: Any, where: str) -> Signature:
                      source=source, samples=tuple(samples), role=role)
 
 
+def with_first_cause_id(entry: Signature, cause_id: str | None) -> Signature:
+    """The entry with its first cause named by the vocabulary's id."""
+    if cause_id is None:
+        return entry
+    first = entry.causes[0]
+    return replace(entry, causes=(Cause(first.text, first.checks, cause_id), *entry.causes[1:]))
+
+
 @lru_cache(maxsize=1)
 def load_signatures() -> tuple[Signature, ...]:
-    """Every shipped signature (ids unique across files)."""
+    """Every shipped signature (ids unique across files), first causes named by the
+    vocabulary."""
     entries: list[Signature] = []
     seen: dict[str, str] = {}
+    named = entry_causes()
     for name in data_names(FOLDER):
         if not name.endswith(".yaml"):
             continue
@@ -153,5 +171,5 @@ def load_signatures() -> tuple[Signature, ...]:
                 raise SignatureError(f"signatures/{name}: id {entry.id} is also in "
                                      f"{seen[entry.id]}")
             seen[entry.id] = name
-            entries.append(entry)
+            entries.append(with_first_cause_id(entry, named.get(entry.id)))
     return tuple(entries)

@@ -83,7 +83,8 @@ def test_the_library_screen_and_the_hand_written_one_give_the_same_answers() -> 
     from ascend_env.explain.signatures import load_signatures  # noqa: PLC0415
 
     corpus = Path(__file__).resolve().parents[1] / "data" / "real" / "explain" / "corpus.yaml"
-    lines = [i["line"] for i in yaml.safe_load(corpus.read_text(encoding="utf-8"))]
+    lines = [line for i in yaml.safe_load(corpus.read_text(encoding="utf-8"))
+             for line in i["text"].splitlines()]
     lines += [s for sig in load_signatures() for s in sig.samples]
     lines += ["nothing to see here", "", "x" * 10000]
     fast, plain = default_matcher(), Matcher(use_library=False)
