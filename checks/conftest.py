@@ -151,15 +151,11 @@ def context(pytestconfig: pytest.Config) -> DoctorContext:
     return _context(pytestconfig)
 
 
-# Chips whose NPUs have no RoCE port of their own (the 300I Duo's 310P talks over PCIe).
-NO_ROCE = ("310p",)
-
-
 @pytest.fixture(scope="session")
 def network(facts: Facts, driver: DriverFacts, chip: Chip | None) -> NetworkFacts:
     """The NPUs' network ports; skips where the host has none to judge."""
     del driver
-    if chip is not None and chip.name in NO_ROCE:
+    if chip is not None and not chip.roce:  # chips.yaml: the 300I Duo's 310P talks over PCIe
         pytest.skip(f"{chip.name} NPUs have no RoCE network port")
     if not facts.network.captured:
         pytest.skip("the capture holds no NPU network (a probe from before it read hccn_tool)")

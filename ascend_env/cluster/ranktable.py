@@ -9,8 +9,8 @@ page for Atlas A3, which also gives the 1.0 layout):
   "device": [{"device_id": "0", "device_ip": "192.168.100.101", "rank_id": "0"}, ...],
   "host_nic_ip": "reserve"}], "status": "completed"}`, every value a string. MindSpore's
   hccl_tools.py writes this shape, server_id the host's IP and `host_nic_ip: "reserve"`.
-- version "1.2", A3 SuperPoD (chip 910_93): each server may carry `host_ip`, each device
-  `super_device_id` (npu-smi info -t spod-info: SDID), the table a `super_pod_list` of
+- version "1.2", A3 SuperPoD (chips.yaml ranktable_layout): each server may carry `host_ip`,
+  each device `super_device_id` (npu-smi info -t spod-info: SDID), the table a `super_pod_list` of
   `{super_pod_id, server_list: [{server_id}]}`; without the last two HCCL runs in "AI server
   mode". A table written from facts takes them from each die's spod-info (facts/superpod.py).
 
@@ -26,7 +26,6 @@ from typing import Any
 
 from ascend_env.cluster.ranktable_check import Fleet, check_ranktable
 from ascend_env.cluster.ranktable_model import (
-    A3_CHIP,
     COMPLETED,
     LAYOUT_SERVER,
     LAYOUT_SUPERPOD,
@@ -45,8 +44,9 @@ from ascend_env.cluster.ranktable_read import (
     parse_ranktable,
 )
 from ascend_env.facts.model import Facts
+from ascend_env.spec.matrix import load_chips
 
-__all__ = ["A3_CHIP", "LAYOUTS", "MAX_RANKTABLE_BYTES", "Fleet", "HostDevices", "RankDevice",
+__all__ = ["LAYOUTS", "MAX_RANKTABLE_BYTES", "Fleet", "HostDevices", "RankDevice",
            "RankProblem", "RankServer", "RankTable", "RanktableError", "SuperPod",
            "build_ranktable", "check_ranktable", "host_devices", "load_ranktable",
            "parse_ranktable"]
@@ -89,12 +89,20 @@ def _super_pods(hosts: list[HostDevices]) -> list[dict[str, Any]] | None:
             for pod, servers in pods.items()]
 
 
+def layout_of(chip: str | None) -> str:
+    """The rank table version a chip family reads (chips.yaml ranktable_layout); 1.0 for a
+    chip no capture or spec names."""
+    found = load_chips().get(chip) if chip else None
+    return found.ranktable_layout if found is not None else LAYOUT_SERVER
+
+
 def build_ranktable(hosts: list[HostDevices], chip: str | None) -> dict[str, Any]:
-    """The rank table of these hosts: layout 1.0, or 1.2 for A3 (910_93). Every device needs
-    an address and every host its own server id (RanktableError, exit 1, otherwise)."""
+    """The rank table of these hosts in their chip's layout: 1.0, or 1.2 (A3 SuperPoD). Every
+    device needs an address and every host its own server id (RanktableError, exit 1,
+    otherwise)."""
     if not hosts:
         raise RanktableError("no host to write a rank table for")
-    a3 = chip == A3_CHIP
+    a3 = layout_of(chip) == LAYOUT_SUPERPOD
     rank = 0
     servers = []
     owner: dict[str, str] = {}

@@ -12,8 +12,7 @@ from ascend_env.core.errors import EXIT_NOT_RIGHT, AscendEnvError
 
 LAYOUT_SERVER = "1.0"  # typical networking: Atlas 800T A2 (910B), 910, A3 in AI server mode
 LAYOUT_SUPERPOD = "1.2"  # A3 SuperPoD (super_device_id, super_pod_list)
-LAYOUTS = (LAYOUT_SERVER, LAYOUT_SUPERPOD)
-A3_CHIP = "910_93"
+LAYOUTS = (LAYOUT_SERVER, LAYOUT_SUPERPOD)  # which chip reads which: chips.yaml ranktable_layout
 COMPLETED = "completed"  # status of a table HCCL may use ("initializing": not yet)
 
 

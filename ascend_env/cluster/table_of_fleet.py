@@ -10,8 +10,10 @@ from ascend_env.cluster.ranktable import (
     RanktableError,
     build_ranktable,
     host_devices,
+    layout_of,
 )
 from ascend_env.cluster.ranktable_check import global_addresses
+from ascend_env.cluster.ranktable_model import LAYOUT_SUPERPOD
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.doctor.run import DoctorOptions, captured_targets
 from ascend_env.facts.assemble import facts_from_capture
@@ -108,7 +110,7 @@ def table_of_fleet(options: DoctorOptions) -> tuple[dict[str, Any], list[str]]:
                              "one rank table is for one kind")
     chip: str | None = options.spec.hardware.chip if options.spec else None
     chip = chip or next(iter(known), None)
-    if chip == "910_93":
+    if layout_of(chip) == LAYOUT_SUPERPOD:
         lacking = [h.name for h in hosts if len(h.super_device_ids) < len(h.devices)]
         if lacking:
             notes.append(f"A3 layout 1.2: {', '.join(lacking)} gave no SDID for some dies "

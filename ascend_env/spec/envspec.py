@@ -29,7 +29,7 @@ from ascend_env.core.inputs import (
 from ascend_env.core.resources import data_names, data_text
 from ascend_env.spec.matrix import Arch, ChipName, VendorVersion, load_chips
 from ascend_env.spec.network_plan import PlanError, check_fit
-from ascend_env.spec.network_spec import EXEC_TIMEOUT_RANGE, Hccl, KeyedValueError, Network
+from ascend_env.spec.network_spec import Hccl, KeyedValueError, Network
 from ascend_env.spec.os_keys import spec_key, unknown_os
 from ascend_env.spec.section import Section
 
@@ -81,7 +81,8 @@ def _pep440(value: str) -> str:
 class Hardware(_Section):
     """The NPU hardware of the target hosts."""
 
-    chip: ChipName = Field(description="chip family: 910, 910b, 910_93 (A3) or 310p")
+    chip: ChipName = Field(description="chip family: a name of chips.yaml (910, 910b, 910_93 "
+                           "for A3, 310p) or of a site's matrix overlay")
     devices: int | None = Field(None, ge=1, le=64, strict=True,
                                 description="NPU devices per host; default from the chip")
     arch: Arch = Field("aarch64", description="CPU architecture of the hosts")
@@ -232,9 +233,11 @@ class EnvSpec(_Section):
                 check_fit(self.network, devices)
             except PlanError as error:
                 raise KeyedValueError(error.key, error.detail) from None
-        low, high = EXEC_TIMEOUT_RANGE[self.hardware.chip]
         timeout = self.hccl.exec_timeout
-        if timeout is not None and not low <= timeout <= high:
+        if timeout is None or chip is None:
+            return self
+        low, high = chip.hccl.exec_timeout_range
+        if not low <= timeout <= high:
             raise KeyedValueError("hccl.exec_timeout", f"out of range for chip "
                                   f"{self.hardware.chip}: {low}..{high} s", timeout)
         return self

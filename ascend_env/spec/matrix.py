@@ -29,6 +29,12 @@ from ascend_env.core.versions import (
     nearest,
     same_release,
 )
+
+# The chip families, re-exported: most modules ask the matrix for them.
+from ascend_env.spec.chips import Chip as Chip  # noqa: PLC0414
+from ascend_env.spec.chips import ChipName as ChipName  # noqa: PLC0414
+from ascend_env.spec.chips import Chips as Chips  # noqa: PLC0414
+from ascend_env.spec.chips import load_chips as load_chips  # noqa: PLC0414
 from ascend_env.spec.overlay import merge, overlay_key, read_overlay
 from ascend_env.spec.releases import CannBuild, HdkRelease, ImagePairing, Unpaired
 
@@ -36,7 +42,6 @@ from ascend_env.spec.releases import CannBuild, HdkRelease, ImagePairing, Unpair
 from ascend_env.spec.releases import VendorVersion as VendorVersion  # noqa: PLC0414
 
 Arch = Literal["aarch64", "x86_64"]
-ChipName = Literal["910", "910b", "910_93", "310p"]
 RowStatus = Literal["followed", "alternative"]
 
 
@@ -372,64 +377,6 @@ def _pip_version(text: str) -> Version | None:
         return None
 
 
-class ChipDevices(_Strict):
-    """How many NPU devices (davinci nodes) a host of this chip family has."""
-
-    default: int
-    allowed: list[int]
-
-
-class ChipSmoke(_Strict):
-    """What the smoke workloads compare against on this chip (figures per device)."""
-
-    peak_tflops: dict[Literal["fp16", "bf16"], float] = Field(
-        default_factory=dict,
-        description="published dense peak per device by dtype; absent = no public figure")
-    tflops_fraction: float = Field(
-        0.5, gt=0, le=1, description="ascend-env policy: achieved/peak below this fails "
-        "(spec smoke.min_tflops_fraction overrides)")
-    hccl_busbw_floor_gbps: float | None = Field(
-        None, gt=0, description="all-reduce bus bandwidth floor at the largest size, GB/s; "
-        "None = no public figure (spec smoke.min_busbw_gbps overrides)")
-    sources: list[str] = Field(default_factory=list, description="labels for the figures")
-    note: str = ""
-
-
-class Chip(_Strict):
-    """A chip family: how to recognise it and how the vendor names its packages."""
-
-    name: ChipName
-    family: str
-    pci_device_id: str
-    pci_subsystems: dict[str, str] = Field(description="subsystem vendor:device -> product")
-    npu_smi_names: list[str]
-    # npu-smi Names that tell the family only beside a column of the table's second header
-    # row (A3: Ascend910 under `Chip  Phy-ID`); see chips.yaml.
-    npu_smi_names_under: dict[str, str] = Field(default_factory=dict)
-    soc_versions: list[str]
-    products: list[str]
-    devices: ChipDevices
-    chips_per_card: int = 1
-    hdk_token: str | None = Field(description="chip token in HDK file names; None = unknown")
-    kernels_token: str
-    ops_token: str
-    hbm_mb: list[int] = Field(default_factory=list)
-    smoke: ChipSmoke = Field(default_factory=ChipSmoke)
-    sources: list[str]
-    note: str = ""
-
-
-class Chips(_Strict):
-    """All chip families ascend-env knows."""
-
-    schema_: str = Field(alias="schema")
-    chips: dict[ChipName, Chip]
-
-    def get(self, name: str) -> Chip | None:
-        """A chip family by its spec name (`910b`), or None."""
-        return self.chips.get(name)  # type: ignore[call-overload,no-any-return]
-
-
 def load_matrix() -> Matrix:
     """The shipped matrix with the site's overlays (spec/overlay.py), validated.
 
@@ -453,9 +400,3 @@ def _load_matrix(key: tuple[tuple[str, int, int], ...]) -> Matrix:
         except ValueError as exc:
             raise UsageError(f"matrix overlay {path}: {exc}") from None
     return Matrix.model_validate(document)
-
-
-@cache
-def load_chips() -> Chips:
-    """The shipped chip families, validated."""
-    return Chips.model_validate(load_yaml("chips.yaml"))

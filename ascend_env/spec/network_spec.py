@@ -243,14 +243,6 @@ def _gateway_in(policy: str | list[str], index: int, net: ipaddress.IPv4Network,
                               "gateway only inside its own subnet", gateway)
 
 
-# HCCL_EXEC_TIMEOUT's range differs by chip (CANN's environment-variable reference, e.g.
-# https://www.hiascend.com/document/detail/zh/canncommercial/800/apiref/envvar/envref_07_0078.html
-# and .../canncommercial/latest/maintenref/envvar/envref_07_0078.html): Atlas training series
-# (first-generation 910) and inference (300I Duo, 310P) (0, 17340], counted in steps of 68 s;
-# A2 (910B) and A3 (910_93) [0, 2147483647], 0 = never time out.
-EXEC_TIMEOUT_RANGE: dict[str, tuple[int, int]] = {
-    "910": (1, 17340), "310p": (1, 17340), "910b": (0, 2147483647), "910_93": (0, 2147483647)}
-
 # HCCL_SOCKET_IFNAME: "eth,enp" (prefixes), "^eth" (not these prefixes), "=eth0,enp0" (these
 # NICs), "^=eth0" (not these NICs) (reference page envref_07_0075.html, same releases). A
 # Linux interface name is at most 15 characters.
@@ -261,13 +253,15 @@ class Hccl(Section):
     """HCCL's environment on every rank, from CANN's environment-variable reference
     (https://www.hiascend.com/document/detail/zh/canncommercial/850/maintenref/envvar/envref_07_0149.html
     for HCCL_CONNECT_TIMEOUT: integer, [120, 7200], default 120 s; envref_07_0080.html for
-    HCCL_BUFFSIZE: integer MB >= 1, default 200; HCCL_EXEC_TIMEOUT: EXEC_TIMEOUT_RANGE)."""
+    HCCL_BUFFSIZE: integer MB >= 1, default 200; HCCL_EXEC_TIMEOUT: its range differs by chip,
+    chips.yaml's hccl.exec_timeout_s, checked by EnvSpec)."""
 
     connect_timeout: int | None = Field(None, ge=120, le=7200, strict=True,
                                         description="HCCL_CONNECT_TIMEOUT (s), 120..7200")
     exec_timeout: int | None = Field(None, ge=0, le=2147483647, strict=True,
-                                     description="HCCL_EXEC_TIMEOUT (s): 0..2147483647 on 910B "
-                                     "and A3 (0 = no limit), 1..17340 on 910 and 310P")
+                                     description="HCCL_EXEC_TIMEOUT (s), in the chip's "
+                                     "range (chips.yaml hccl.exec_timeout_s; 0 = no limit "
+                                     "where the range starts at 0)")
     # No source states an upper bound; 64 GiB per buffer is past any chip's memory.
     buffsize_mb: int | None = Field(None, ge=1, le=65536, strict=True,
                                     description="HCCL_BUFFSIZE (MB), default 200")

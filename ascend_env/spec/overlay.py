@@ -1,8 +1,8 @@
 """Site overlays of the matrix: releases a site adds without a new ascend-env.
 
-A vendor ships a CANN, HDK or torch_npu that this ascend-env predates; the operator writes
-what the vendor published about it in a YAML file of the matrix's own shape, and install,
-plan, `spec validate` and doctor read it beside the shipped data. Files are found in
+A vendor ships a CANN, HDK or torch_npu (or a chip family) that this ascend-env predates; the
+operator writes what the vendor published about it in a YAML file of the matrix's own shape,
+and install, plan, `spec validate` and doctor read it beside the shipped data. Files are in
 `/etc/ascend-env/matrix.d/*.yaml`, or where `ASCEND_ENV_MATRIX_D` says (directories or
 files, separated by `:`; empty = none). Each is read like any user file (bounded, regular
 files only, YAML limits) and the merged matrix is validated by the same models as the
@@ -40,6 +40,11 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
     "images": ("image", "tag"),
     "unpaired": ("framework", "version"),
 }
+
+
+# A chip family the vendor released after this ascend-env: an entry of chips.yaml's shape under
+# its name (spec/chips.py reads it); one of a shipped name replaces that entry.
+CHIPS_KEY = "chips"
 
 
 def overlay_paths() -> list[Path]:
@@ -84,10 +89,10 @@ def read_overlay(path: Path) -> dict[str, Any]:
     if document.get("schema") != OVERLAY_SCHEMA:
         raise UsageError(f"{what}: schema must be {OVERLAY_SCHEMA!r} "
                          f"(found {document.get('schema')!r})")
-    unknown = sorted(set(document) - {"schema", "sources", *ROW_KEYS})
+    unknown = sorted(set(document) - {"schema", "sources", CHIPS_KEY, *ROW_KEYS})
     if unknown:
         raise UsageError(f"{what}: unknown key(s) {', '.join(unknown)}; an overlay may hold "
-                         f"sources and {', '.join(ROW_KEYS)}")
+                         f"sources, {CHIPS_KEY} and {', '.join(ROW_KEYS)}")
     return document
 
 
@@ -124,3 +129,15 @@ def merge(base: dict[str, Any], overlay: dict[str, Any], origin: Path) -> dict[s
                 if not any(_same_row(kind, row, new) for new in rows)]
         merged[kind] = [*kept, *rows]
     return merged
+
+
+def merge_chips(base: dict[str, Any], overlay: dict[str, Any], origin: Path) -> dict[str, Any]:
+    """chips.yaml's document with one overlay's chip families added (the base is not changed)."""
+    added = overlay.get(CHIPS_KEY)
+    if added is None:
+        return base
+    if not isinstance(added, dict) or not all(isinstance(v, dict) for v in added.values()):
+        raise UsageError(f"matrix overlay {origin}: {CHIPS_KEY} must map chip names to "
+                         "entries of chips.yaml's shape")
+    return {**base, CHIPS_KEY: {**base.get(CHIPS_KEY, {}),
+                                **{str(name): entry for name, entry in added.items()}}}

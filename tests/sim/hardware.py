@@ -59,6 +59,7 @@ def initial_state(chip: Chip, npus: int) -> dict[str, Any]:
         "layout": chip.layout,
         "chips_per_npu": chip.chips_per_npu,
         "hbm_mb": chip.hbm_mb,
+        "ddr_mb": chip.ddr_mb,
         "npus": [
             {
                 "npu_id": i,

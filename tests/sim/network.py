@@ -19,7 +19,7 @@ from typing import Any
 
 from tests.sim import hardware
 from tests.sim.layout import SimError
-from tests.sim.target import hccn_tool
+from tests.sim.target import hccn_tool, npu_smi
 
 FABRIC_REL = Path("var/lib/ascend-sim/fabric")
 FABRIC_SCHEMA = "ascend-env-sim/fabric/v1"
@@ -96,7 +96,7 @@ def set_server_index(fabric: Path, root: Path, host: str, host_index: int) -> st
     (the fake npu-smi prints them) and to its ports in the fabric (the fake hccn_tool's HCCS
     pings find a peer by them). Other chips have none."""
     state = hardware.read_state(root)
-    if state["chip"] != "910_93":
+    if not npu_smi.phy_id_column(state):  # only A3's dies (a Phy-ID each) have SDIDs
         return f"{host}: not an A3 host, no super pod"
     server = host_index - 1
     sdids = {str(d): sdid_of(server, d) for d in devices_of(root)}

@@ -58,7 +58,8 @@ SECTION_3_1_CANN = [
 ]
 
 # Integers are legitimate only under these keys; every version must be a quoted string.
-INT_KEYS = frozenset({"id", "conflict", "default", "allowed", "chips_per_card", "hbm_mb"})
+INT_KEYS = frozenset({"id", "conflict", "default", "allowed", "chips_per_card", "hbm_mb",
+                      "min", "max"})
 
 NOT_CONFIRMED = re.compile(r"not confirmed", re.IGNORECASE)
 

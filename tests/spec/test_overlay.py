@@ -130,7 +130,7 @@ def test_the_default_folder_is_etc(monkeypatch: pytest.MonkeyPatch) -> None:
 BAD: list[tuple[str, Any, str]] = [
     ("no schema", {"cann": []}, "schema must be"),
     ("not a mapping", ["a"], "expected a mapping"),
-    ("unknown key", {"schema": "ascend-env/matrix-overlay/v1", "chips": {}}, "unknown key"),
+    ("unknown key", {"schema": "ascend-env/matrix-overlay/v1", "pairings": {}}, "unknown key"),
     ("row without a source",
      {"schema": "ascend-env/matrix-overlay/v1", "cann": [{"cann": "9.3.0", "hdk": None,
                                                          "sources": []}]}, "names no source"),

@@ -132,7 +132,8 @@ def info_table(state: dict[str, Any]) -> str:
     if state["layout"] == "infer":
         return info_table_infer(state)
     widths = [27, 15, 52]
-    first_gen = state["chip"] == "910"
+    # A training table with DDR beside HBM is the first generation's (910ProB, vllm-ascend #1047).
+    first_gen = int(state.get("ddr_mb", 0)) > 0
     lines = [title(widths, 33), rule(widths, "-")]
     head1 = "Power(W)    Temp(C)           Hugepages-Usage(page)"
     lines.append(row(["NPU   Name", "Health", head1], widths))
