@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.spec.catalogue import load_catalogue
 from ascend_env.spec.wheels import load_wheel_index
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ascend_env.repository import wheel_digests
-from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.catalogue import Catalogue, load_catalogue, load_overlay
 from ascend_env.spec.envspec import EnvSpec

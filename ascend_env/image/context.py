@@ -25,7 +25,7 @@ from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
 from ascend_env.image.env import ATB_CXX_ABI, image_env
 from ascend_env.remote import healthcheck
-from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.installers import RepoError, verify_repo
 from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, python_stack
 from ascend_env.spec.cann_layout import cann_layout

@@ -1,12 +1,12 @@
 """`ascend-env fetch`: a local repository of verified vendor files for one plan.
 
 A file enters the repository only after its sha256 matched, by an atomic rename; downloads
-resume from a partial file with an HTTP Range request (install/http.py); zips are unpacked
-beside themselves, all or nothing, only when no member is refused (install/archive.py), and
+resume from a partial file with an HTTP Range request (repository/http.py); zips are unpacked
+beside themselves, all or nothing, only when no member is refused (repository/archive.py), and
 every unpacked member's sha256 is recorded so that install can check the installer it ships.
 The repository is flat: `<dest>/<file>`, unpacked zips in `<dest>/<zip name without .zip>/`,
 partial downloads in `<dest>/.partial/` (never read as repository content), and
-`<dest>/repo.json` listing what was verified (install/repo_folder.py).
+`<dest>/repo.json` listing what was verified (repository/repo_folder.py).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pydantic import BaseModel, Field
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.repository.archive import ArchiveError, Member, matches, unpack
 from ascend_env.repository.http import FetchError, Interrupted, download_once
+from ascend_env.repository.os_packages import OsPackages
 from ascend_env.repository.python_fetch import PythonWheels, python_wheels
 from ascend_env.repository.repo_folder import (
-    MANIFEST,
     PARTIAL,
     REPO_SCHEMA,
     RepoFolderError,
@@ -40,8 +40,6 @@ from ascend_env.repository.repo_folder import (
 )
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan, PlanItem
-
-__all__ = ["MANIFEST", "PARTIAL", "REPO_SCHEMA", "FetchError", "RepoFolderError", "sha256_of"]
 
 ATTEMPTS = 3
 
@@ -81,6 +79,8 @@ class FetchResult(BaseModel):
     files: list[FetchedFile]
     python: PythonWheels | None = Field(
         None, description="the framework wheels' closure (specs with frameworks)")
+    os_packages: OsPackages | None = Field(
+        None, description="the OS packages of the spec's OS key (with --os-mirror)")
 
     model_config = {"populate_by_name": True}
 

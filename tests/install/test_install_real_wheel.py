@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
-from ascend_env.repository.fetch import Source, fetch, sha256_of
+from ascend_env.repository.fetch import Source, fetch
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.wheel_digests import WheelDigestError
 from ascend_env.spec.catalogue import load_catalogue, load_overlay
 from ascend_env.spec.envspec import EnvSpec, build_spec

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ascend_env.install.provision import InstallOptions, check_python_stack, python_vars
-from ascend_env.repository.fetch import sha256_of
 from ascend_env.repository.installers import RepoError
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.wheel_digests import WheelDigestError
 from ascend_env.repository.wheelhouse import WHEELS_DIR, python_stack
 from ascend_env.spec.envspec import EnvSpec, build_spec

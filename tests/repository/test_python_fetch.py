@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
-from ascend_env.repository.fetch import FetchResult, fetch_python, sha256_of
+from ascend_env.repository.fetch import FetchResult, fetch_python
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, WHEELS_DIR
 from ascend_env.spec.envspec import EnvSpec, build_spec
 from tests.vendor_server import index_server

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ascend_env.repository.fetch import sha256_of
+from ascend_env.repository.repo_folder import sha256_of
 from tests import real_wheels
 
 
