@@ -25,8 +25,8 @@ from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
 from ascend_env.image.env import ATB_CXX_ABI, image_env
 from ascend_env.remote import healthcheck
-from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.installers import RepoError, verify_repo
+from ascend_env.repository.repo_folder import sha256_of
 from ascend_env.repository.wheelhouse import CANN_PYTHON_DEPS, python_stack
 from ascend_env.spec.cann_layout import cann_layout
 from ascend_env.spec.envspec import EnvSpec
@@ -243,7 +243,7 @@ def _place(source: Path, dest: Path) -> None:
 
 def _fetch_line(repo: Path, *extra: str) -> str:
     """The fetch command a message tells the operator to run, quoted to paste."""
-    return shlex.join(["ascend-env", "fetch", *extra, "--dest", str(repo)])
+    return shlex.join(["ascend-env", "fetch", *extra, "--repo", str(repo)])
 
 
 def find_pip_wheel(repo: Path) -> Path | None:

@@ -82,7 +82,7 @@ def verify_repo(plan: Plan, repo: Path, components: set[str]) -> dict[str, Insta
     """
     if not repo.is_dir():
         raise RepoError(f"repository {repo} does not exist; run "
-                        f"`ascend-env fetch --dest {shlex.quote(str(repo))}` with the same spec "
+                        f"`ascend-env fetch --repo {shlex.quote(str(repo))}` with the same spec "
                         "first")
     files: dict[str, object] = read_manifest(repo)["files"]
     found: dict[str, Installer] = {}

@@ -86,7 +86,7 @@ def verify(repo: Path, wheels: Iterable[Path]) -> dict[Path, str]:
         if name not in known:
             problems.append(f"{repo / name} is not recorded in {repo / MANIFEST} (sha256 "
                             f"{digest}); if it is the wheel you meant to add, record it with "
-                            f"`ascend-env fetch --dest {shlex.quote(str(repo))}` and the same spec")
+                            f"`ascend-env fetch --repo {shlex.quote(str(repo))}` and the same spec")
         elif known[name] != digest:
             problems.append(_mismatch(repo, name, known[name], digest))
         digests[wheel] = digest
