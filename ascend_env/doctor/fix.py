@@ -1,7 +1,7 @@
 """`doctor --fix`: failing checks name fix ids -> fix.yml --tags <ids> -> the checks again.
 
 Only the hosts with fixable failures are touched, each with its own values worked out from
-its facts (the CANN it really has, its device nodes, its topology). `--dry-run` runs Ansible
+its facts (the CANN it really has, its device nodes, its topology). `--check` runs Ansible
 in check and diff mode and re-checks nothing.
 """
 

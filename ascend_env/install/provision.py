@@ -1,7 +1,7 @@
 """`ascend-env install`: resolved spec + verified repository -> ansible-playbook site.yml.
 
 The playbook runs through ascend_env/ansible/runner.py; the post-install doctor is composed
-by the command line (doctor/post_install.py), so install knows nothing of the check suite.
+by the command (workflows/install_checked.py), so install knows nothing of the check suite.
 """
 
 from __future__ import annotations

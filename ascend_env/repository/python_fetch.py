@@ -4,7 +4,7 @@ recorded with their digests.
 Split from fetch.py (the vendor files) so that each stays one subject: here, which wheels the
 repository holds of the venv's closure, `pip download` for the spec's Python and the platform
 tags of the real wheels (spec/wheels.py), and repo.json's `wheels` section
-(install/wheel_digests.py).
+(repository/wheel_digests.py).
 """
 
 from __future__ import annotations

@@ -299,7 +299,7 @@ def python_stack(spec: EnvSpec, repo: Path, *, mirror: str | None = None,
     """The frameworks' pins plus CANN's Python dependencies, resolved against the repository's
     wheels (its root, where fetch puts framework wheels, and `wheels/`); None without
     frameworks. With `verify`, each chosen wheel must still have the sha256 repo.json records
-    (install/wheel_digests.py): WheelDigestError names every one that does not."""
+    (repository/wheel_digests.py): WheelDigestError names every one that does not."""
 
     requirements = requirements_for(spec)
     if not requirements:
