@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import total_ordering
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -70,8 +71,36 @@ def _numbers(dotted: str) -> tuple[int, ...]:
 
 
 @total_ordering
+class _ByKey:
+    """Equality, order and hash by `key`, text by `raw`, for the version kinds below.
+
+    Equality follows the order, so `8.0.RC1` == `8.0.rc1` while `raw` still differs. Only
+    versions of one kind compare: equality with a str could not agree with the hash (`8.0.RC1`
+    and `8.0.rc1` would both have to hash like the version), so parse strings first.
+    """
+
+    raw: str
+    key: Any
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return bool(self.key == other.key)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return bool(self.key < other.key)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __str__(self) -> str:
+        return self.raw
+
+
 @dataclass(frozen=True, eq=False)
-class AscendVersion:
+class AscendVersion(_ByKey):
     """One vendor version: `raw` is the identity, `key` the vendor order."""
 
     raw: str
@@ -119,25 +148,6 @@ class AscendVersion:
             stage, number, patch = Stage.RELEASE, int(groups["micro"]), _numbers(groups["extra"])
         return cls(raw, int(groups["major"]), int(groups["minor"]), stage, number, patch,
                    pre, pre_number, build, release_raw)
-
-    # Equality follows the vendor order, so `8.0.RC1` == `8.0.rc1` while `raw` still differs.
-    # Only versions compare: equality with a str could not agree with the hash (`8.0.RC1` and
-    # `8.0.rc1` would both have to hash like the version), so parse strings first.
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AscendVersion):
-            return NotImplemented
-        return self.key == other.key
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, AscendVersion):
-            return NotImplemented
-        return self.key < other.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __str__(self) -> str:
-        return self.raw
 
     @property
     def line(self) -> str:
@@ -260,9 +270,8 @@ class HdkIdentity:
 _INNER_RE = re.compile(r"V(?P<v>\d+)R(?P<r>\d+)C(?P<c>\d+)", re.IGNORECASE | re.ASCII)
 
 
-@total_ordering
 @dataclass(frozen=True, eq=False)
-class InnerVersion:
+class InnerVersion(_ByKey):
     """An inner release code `VvvvRrrrCcc`; SPC patch and B build parts are not part of it."""
 
     raw: str
@@ -276,19 +285,6 @@ class InnerVersion:
             return None
         return cls(match.group(0).upper(), (int(match["v"]), int(match["r"]), int(match["c"])))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, InnerVersion) and self.key == other.key
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, InnerVersion):
-            return NotImplemented
-        return self.key < other.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __str__(self) -> str:
-        return self.raw
 
 
 def inner_listed(code: InnerVersion, ranges: list[tuple[str, str]]) -> bool | None:
