@@ -14,7 +14,7 @@ ascend role (playbooks/roles/ascend/defaults/main.yml), below every inventory va
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,12 +78,28 @@ class ThreadVars(_Vars):
                                 "the host has")
 
 
+class RollbackVars(_Vars):
+    """A run that takes hosts back to a recorded state (`ascend-env rollback`, a roll's
+    `--on-fail rollback`): older driver, firmware and CANN go in as the vendor allows."""
+
+    uninstall_cann: str | None = Field(
+        None, description="the CANN release the hosts have now, uninstalled before an older "
+        "one goes in (from 8.5.0 the vendor allows no other way back)")
+    uninstaller: str | None = Field(None, description="that release's toolkit installer on "
+                                    "the controller")
+    uninstaller_sha256: str | None = Field(None, description="its sha256, checked on the "
+                                           "host before it runs")
+
+
 class SiteVars(_Vars):
     """site.yml's variables, as `ascend-env install` sends them."""
 
     ascend_spec_name: str = Field(description="the spec's name, written into managed files")
     ascend_spec_digest: str = Field(description="the spec's digest, written into managed "
                                     "files")
+    ascend_spec_document: dict[str, Any] = Field(
+        default_factory=dict, description="the whole spec, recorded with each host's installed "
+        "state so that a rollback can install it again")
     ascend_arch: Arch = Field(description="the hosts' CPU architecture")
     ascend_chip_family: str = Field(description="the chip family's name, for messages")
     ascend_pci_device_id: str = Field(pattern=r"^0x[0-9a-f]{4}$",
