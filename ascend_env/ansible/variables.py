@@ -70,6 +70,29 @@ class PythonVars(_Vars):
     bundle_id: str | None = Field(None, description="the archive's name without suffix")
 
 
+class OsPackagesVars(_Vars):
+    """The OS packages this run may install (the prerequisites role), from the repository's
+    folder for the spec's OS key; package names may hold `{kernel}`, the running kernel."""
+
+    key: str = Field(description="the spec's OS key, <distribution>-<version>-<arch>")
+    name: str = Field(description="the OS's name, for messages")
+    manager: Literal["dnf", "yum", "apt"] = Field(description="the OS's package manager")
+    driver_build: list[str] = Field(description="what the driver's build needs")
+    python_version: str | None = Field(None, description="the spec's python.version")
+    python_shipped: list[str] = Field(default_factory=list,
+                                      description="the Pythons the OS ships as packages")
+    python: list[str] = Field(default_factory=list, description="the spec's Python's packages "
+                              "(empty where the OS does not ship it)")
+    cann_prerequisites: list[str] = Field(default_factory=list,
+                                          description="OS packages CANN needs")
+    module: list[str] = Field(default_factory=list, description="what Ansible's package module "
+                              "needs on the host")
+    repository: list[str] = Field(description="the package names the repository holds")
+    kernels: list[str] = Field(description="the kernels whose devel packages it holds")
+    bundle: str = Field(description="the archive of the repository's OS folder")
+    bundle_sha256: str = Field(description="its sha256, checked on the host")
+
+
 class ThreadVars(_Vars):
     """What the env role needs to write the doctor's thread settings (doctor/threads.py)."""
 
@@ -122,6 +145,9 @@ class SiteVars(_Vars):
     ascend_digests: Installers = Field(description="each installer's sha256, checked on the "
                                        "host before it runs")
     ascend_python: PythonVars | None = Field(None, description="null: no python component")
+    ascend_os_packages: OsPackagesVars | None = Field(
+        None, description="null: the repository holds no OS packages (the prerequisites role "
+        "installs nothing, preflight only checks the kernel headers)")
     ascend_threads: ThreadVars
     ascend_serial: int = Field(0, ge=0, description="hosts per batch; 0: all at once")
     ascend_max_fail_percentage: int = Field(100, ge=0, le=100,

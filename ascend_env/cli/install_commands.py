@@ -65,12 +65,21 @@ def fetch(
     from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
+    os_mirror: Annotated[list[str] | None, typer.Option(
+        "--os-mirror", help="Also the OS packages the spec's OS needs (driver build, Python, "
+        "CANN's prerequisites), resolved by its own dnf/apt from this mirror: a URL (apt: "
+        "'URL [SUITE [COMPONENT...]]') or a folder copied from one. Repeatable. Without it, "
+        "a copy in --from-dir's os/<os key>/ is used.")] = None,
+    kernel: Annotated[list[str] | None, typer.Option(
+        "--kernel", metavar="RELEASE", help="A running kernel of the hosts (`uname -r`): the "
+        "OS packages include its devel packages. Repeatable.")] = None,
 
     merged = load_catalogue()
     if catalogue is not None:
         merged = merged.merged(load_overlay(
             catalogue, allow_unverified=frozenset(allow_unverified or [])))
     loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
+    from ascend_env.repository.os_packages import OsSource, fetch_os
     resolved = resolve(loaded, merged)
     with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
@@ -86,6 +95,8 @@ def install(
     spec: SpecOption = None,
     arch: ArchOption = None,
     inventory: InventoryOption = None,
+    result = fetch_os(result, loaded, OsSource(mirrors=tuple(os_mirror or ()),
+                                               kernels=tuple(kernel or ()), from_dir=from_dir))
     host: HostOption = None,
     limit: LimitOption = None,
     repo: RepoOption = DEFAULT_REPO,

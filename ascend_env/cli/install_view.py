@@ -75,6 +75,15 @@ def render_fetch(result: FetchResult, *, as_json: bool) -> None:
             console.print(f"         missing: {escape(missing)}")
         if python.message:
             console.print(f"         {escape(python.message)}")
+    found = result.os_packages
+    if found is not None:
+        mark = "[green]ok[/green]" if found.complete else "[yellow]PARTIAL[/yellow]"
+        kernels = f" and the devel packages of {', '.join(found.kernels)}" \
+            if found.kernels else ""
+        console.print(f"{mark:<8} os         {len(found.files)} {found.manager} packages for "
+                      f"{found.key} in {found.folder}{kernels}")
+        if found.message:
+            console.print(f"         {escape(found.message)}")
     state = "complete" if result.complete else "[red]incomplete[/red]"
     console.print(f"repository {result.dest}: {state} for spec {result.spec}")
 

@@ -25,8 +25,16 @@ from ascend_env.ansible.runner import (
     summarize,
 )
 from ascend_env.ansible.stopped import Interruption, RunStopped
-from ascend_env.ansible.variables import Installers, PythonVars, SiteVars, Targets, ThreadVars
+from ascend_env.ansible.variables import (
+    Installers,
+    OsPackagesVars,
+    PythonVars,
+    SiteVars,
+    Targets,
+    ThreadVars,
+)
 from ascend_env.core.errors import AscendEnvError, UsageError
+from ascend_env.install.prerequisites import os_package_notes, os_vars
 from ascend_env.repository.installers import Installer, RepoError, verify_repo
 from ascend_env.repository.wheelhouse import PythonStack, bundle, python_stack
 from ascend_env.spec.cann_layout import cann_layout
@@ -111,7 +119,8 @@ class InstallOptions:
 
 def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
                options: InstallOptions,
-               python: PythonStack | None = None) -> dict[str, Any]:
+               python: PythonStack | None = None,
+               os_packages: OsPackagesVars | None = None) -> dict[str, Any]:
     """site.yml's extra vars: the dump of one SiteVars, then `options.extra_vars`.
 
     An override of a SiteVars field is checked again with the whole model; the others are
@@ -158,6 +167,7 @@ def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
             {name: installer.sha256 for name, installer in installers.items()}),
         ascend_python=PythonVars.model_validate(python_vars(spec, python, options))
         if python else None,
+        ascend_os_packages=os_packages,
         # The env role writes the thread settings threads.omp expects (doctor/threads.py).
         ascend_threads=ThreadVars(spec=spec.threads, devices=spec.hardware.devices),
         ascend_serial=options.serial or 0,
@@ -185,9 +195,14 @@ def check_python_stack(stack: PythonStack | None, options: InstallOptions) -> li
             f"offline, first run: {stack.hint}"]
 
 
+def bundle_cache(options: InstallOptions) -> Path:
+    """Where the archives shipped to hosts (wheels, OS packages) are made and kept."""
+    return options.log_dir / "bundles" if options.log_dir else RUNS_DIR.parent / "bundles"
+
+
 def python_vars(spec: EnvSpec, stack: PythonStack, options: InstallOptions) -> dict[str, Any]:
     """The python role's `ascend_python` (a PythonVars, dumped)."""
-    cache = options.log_dir / "bundles" if options.log_dir else RUNS_DIR.parent / "bundles"
+    cache = bundle_cache(options)
     archive = bundle(stack.wheels, cache) if stack.wheels else None
     return PythonVars(
         version=spec.python.version, venv=spec.python.venv,
@@ -207,7 +222,10 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     files = verify_repo(plan, options.repo, options.wanted())
     python = python_stack(spec, options.repo) if "python" in options.wanted() else None
     notes = check_python_stack(python, options)
-    variables = build_vars(spec, plan, files, options, python)
+    # The OS packages the prerequisites role may install, checked against repo.json here.
+    os_packages = os_vars(spec, options.repo, bundle_cache(options)) \
+        if options.wanted() & {"driver", "cann", "python"} else None
+    variables = build_vars(spec, plan, files, options, python, os_packages)
     try:
         rc, log, events = run_playbook(variables, options.playbook_run(), on_event=on_event)
     except RunStopped as stopped_run:
@@ -219,7 +237,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
                               message=where.describe())
                    for where in stopped.hosts], notes=notes, interrupted=stopped)
     results = summarize(events)
-    notes += takeovers(events)
+    notes += takeovers(events) + os_package_notes(events, options.check)
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")

@@ -106,19 +106,13 @@ def mirror_packages(entry: OsEntry, arch: str) -> list[StandIn]:
     names = {p.name for purpose in ("driver_build", "python", "cann_prerequisites")
              for p in getattr(entry.packages, purpose) if "{kernel}" not in p.name}
     names |= set(entry.baseline.packages)
-    wanted = set(names)
+    kernels = [p for which in range(len(KERNELS)) for p in _kernel_packages(arch, which)]
+    wanted = set(names) | {req.split()[0] for p in kernels for req in p.requires}
     while wanted:  # the dependencies' own stand-ins
         name = wanted.pop()
-        for req in _package(name).requires:
-            dep = req.split()[0]
-            if dep not in names:
-                names.add(dep)
-                wanted.add(dep)
-    packages = [_package(n) for n in sorted(names)]
-    packages += [release_package()]
-    for which in range(len(KERNELS)):
-        packages += _kernel_packages(arch, which)
-    return packages
+        names.add(name)
+        wanted |= {req.split()[0] for req in _package(name).requires} - names
+    return [*(_package(n) for n in sorted(names)), release_package(), *kernels]
 
 
 def baseline_names(entry: OsEntry) -> list[str]:
