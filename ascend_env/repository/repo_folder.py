@@ -130,11 +130,14 @@ def read_manifest(dest: Path) -> dict[str, Any]:
     return document
 
 
-def write_manifest(dest: Path, files: dict[str, dict[str, Any]]) -> None:
-    """Merge these entries into repo.json, atomically; other top-level keys are kept."""
+def write_manifest(dest: Path, entries: dict[str, dict[str, Any]], *,
+                   section: str = "files") -> None:
+    """Merge these entries into one section of repo.json (`files`: the vendor files; fetch's
+    Python half keeps `wheels`), atomically; the other sections are kept."""
     document = read_manifest(dest)
     document["schema"] = REPO_SCHEMA
-    document["files"] = {**document["files"], **files}
+    found = document.get(section)
+    document[section] = {**(found if isinstance(found, dict) else {}), **entries}
     staging = staging_file(dest, MANIFEST)
     staging.write_text(json.dumps(document, indent=2, sort_keys=True), encoding="utf-8")
     if kind_of(dest / MANIFEST) not in (None, "a regular file"):

@@ -11,20 +11,13 @@ more (apt's model: the digest travels with the file).
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ascend_env.core.errors import AscendEnvError
-from ascend_env.repository.repo_folder import (
-    MANIFEST,
-    kind_of,
-    read_manifest,
-    sha256_of,
-    staging_file,
-)
+from ascend_env.repository.repo_folder import MANIFEST, read_manifest, sha256_of, write_manifest
 
 SECTION = "wheels"
 
@@ -61,17 +54,7 @@ def record(repo: Path, wheels: Iterable[Path]) -> list[str]:
         elif known[name] != digest:
             notes.append(_mismatch(repo, name, known[name], digest))
     if added:
-        document = read_manifest(repo)
-        found = document.get(SECTION)
-        section: dict[str, Any] = found if isinstance(found, dict) else {}
-        document[SECTION] = {**section, **added}
-        staging = staging_file(repo, MANIFEST)
-        staging.write_text(json.dumps(document, indent=2, sort_keys=True), encoding="utf-8")
-        if kind_of(repo / MANIFEST) not in (None, "a regular file"):
-            staging.unlink()
-            raise WheelDigestError(f"{repo / MANIFEST} is not a regular file; remove it and "
-                                   "rerun fetch")
-        staging.replace(repo / MANIFEST)
+        write_manifest(repo, added, section=SECTION)
     return notes
 
 
