@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.repository.archive import ArchiveError, Member, matches, unpack
 from ascend_env.repository.http import FetchError, Interrupted, download_once
+from ascend_env.repository.os_packages import OsPackages
 from ascend_env.repository.python_fetch import PythonWheels, python_wheels
 from ascend_env.repository.repo_folder import (
     PARTIAL,
@@ -78,6 +79,8 @@ class FetchResult(BaseModel):
     files: list[FetchedFile]
     python: PythonWheels | None = Field(
         None, description="the framework wheels' closure (specs with frameworks)")
+    os_packages: OsPackages | None = Field(
+        None, description="the OS packages of the spec's OS key (with --os-mirror)")
 
     model_config = {"populate_by_name": True}
 
