@@ -153,6 +153,8 @@ class SiteVars(_Vars):
     ascend_max_fail_percentage: int = Field(100, ge=0, le=100,
                                             description="a batch with more failed hosts "
                                             "stops the roll")
+    ascend_rollback: RollbackVars | None = Field(
+        None, description="null: an install; else a rollback to a recorded state")
 
 
 class FixTargets(_Vars):

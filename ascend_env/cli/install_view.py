@@ -156,6 +156,7 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
                     console.print(escape(line))
     for note in summary.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    _print_roll(summary)
     if summary.interrupted is not None:
         _print_interrupted(summary.interrupted)
         return
@@ -163,6 +164,28 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""
     console.print(f"{verdict}{mode}; full log: {summary.log}")
+
+
+def _print_roll(summary: InstallSummary) -> None:
+    """A roll's batches, why it stopped, and what went back to its previous state."""
+    from ascend_env.workflows.roll import RollSummary  # noqa: PLC0415 - install commands only
+
+    if not isinstance(summary, RollSummary):
+        return
+    marks = {"passed": "[green]passed[/green]", "failed": "[red]failed[/red]",
+             "not run": "[yellow]not run[/yellow]"}
+    for batch in summary.batches:
+        console.print(f"batch {batch.number} of {len(summary.batches)}: "
+                      f"{escape(', '.join(batch.hosts))}: {marks[batch.outcome]}")
+        for line in batch.gate:
+            console.print(f"  gate: {escape(line)}")
+    if summary.stopped:
+        console.print(f"[red]{escape(summary.stopped)}[/red]")
+    for item in summary.rolled_back:
+        done = item.status in ("ok", "changed")
+        mark = "[green]rolled back[/green]" if done else "[red]rollback: " + item.status + "[/]"
+        said = "" if done or not item.message else f": {escape(item.message)}"
+        console.print(f"{mark} {escape(item.host)} to {escape(item.to)}{said}")
 
 
 def _print_interrupted(account: Interruption) -> None:

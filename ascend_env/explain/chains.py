@@ -5,10 +5,11 @@ exception a rule or entry explains) and the lines that report it again (torch_np
 wrappers, "call aclnnX failed", CANN's generic EZ9999 header, the HCCL watchdog). The lead is
 the most specific error, the earliest of its rank:
 
-0. an entry marked `role: cause`, a rule that states the reason, or a CANN code line with its
-   reason (`EZ1001: ... not implemented for DT_UINT64`, below the torch_npu call that reports
-   it, e.g. the log of https://github.com/vllm-project/vllm-ascend/issues/4284);
-1. any other error of the base, a module's internal error (x9999) that still says what failed;
+0. an entry marked `role: cause`, or a CANN code line with its reason (`EZ1001: ... not
+   implemented for DT_UINT64`, below the torch_npu call that reports it, e.g. the log of
+   https://github.com/vllm-project/vllm-ascend/issues/4284);
+1. any other error an entry or a rule explains, a module's internal error (x9999) that still
+   says what failed;
 2. an echo (a wrapper or a consequence: signatures.Signature.echo) and a code's family match
    without a reason;
 3. a catch-all: torch_npu's ERR99999, a code whose only words are "Inner Error!". A catch-all
@@ -24,7 +25,6 @@ from ascend_env.explain.hits import Hit
 from ascend_env.explain.structure import read_shape
 
 CAUSE, OTHER, ECHO, CATCH_ALL = 0, 1, 2, 3
-RULE_LEADS_FROM = 40  # rules.LEADS_FROM (not imported: rules.py imports this package's base)
 
 
 @dataclass
@@ -61,8 +61,6 @@ def specificity(hit: Hit) -> int:
     signature = hit.signature
     if signature.role == "cause":
         return CAUSE
-    if signature.role == "rule":
-        return CAUSE if signature.priority >= RULE_LEADS_FROM else OTHER
     codes = read_shape([hit.line]).codes
     cann = [c for c in codes if not c.code.startswith("ERR")]
     if codes and all(c.internal and not c.detailed for c in codes):
@@ -70,7 +68,9 @@ def specificity(hit: Hit) -> int:
     if signature.role == "echo":
         return ECHO
     if any(c.detailed and not c.internal for c in cann):
-        return CAUSE
+        return CAUSE  # a rule on such a line outranks the code's family by its priority
+    if signature.role == "rule":
+        return OTHER
     if any(c.detailed for c in cann):
         return OTHER
     if signature.echo:

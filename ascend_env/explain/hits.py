@@ -23,8 +23,11 @@ class Hit:
 
     @property
     def kind(self) -> str:
-        """`exact` (an entry of the base) or `family` (the code's class only)."""
-        return "family" if self.signature.role == "family" else "exact"
+        """`exact` (an entry of the base), `rule` (a rule read the record's structure) or
+        `family` (the code's class only)."""
+        if self.signature.role in ("family", "rule"):
+            return str(self.signature.role)
+        return "exact"
 
 
 @dataclass

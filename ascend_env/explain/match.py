@@ -19,7 +19,7 @@ from ascend_env.explain.families import fallback
 from ascend_env.explain.hits import Hit, Unknown
 from ascend_env.explain.literals import required_literals
 from ascend_env.explain.numbers import read_numbers
-from ascend_env.explain.rules import Rule, first_rule, load_rules
+from ascend_env.explain.rules import Rule, evidence_line, first_rule, load_rules
 from ascend_env.explain.signatures import Signature, load_signatures
 from ascend_env.explain.structure import read_shape
 
@@ -64,6 +64,10 @@ class Matcher:
                  rules: Sequence[Rule] | None = None, use_library: bool = True) -> None:
         self.signatures = tuple(load_signatures() if signatures is None else signatures)
         self.rules = tuple(load_rules() if rules is None else rules)
+        # A rule whose first condition is on the text is tried only on a record containing
+        # one of that pattern's literals; any other rule only on a record that looks like an
+        # error. Reading a record's structure is the costly part: most records need none.
+        self._rule_literals = [_rule_literals(rule) for rule in self.rules]
         # Each signature with the literals one of which any line it matches must contain:
         # a line that contains none of an entry's literals never runs that entry's regex.
         self._screened = [(s, required_literals(s.pattern.pattern)) for s in self.signatures]
@@ -146,8 +150,10 @@ class Matcher:
                     state.note_hit(signature, source, start + 1, whole, whole)
             ruled = self._rule(lines, start, end)
             if ruled is not None:
-                found.append(ruled)
-                state.note_hit(ruled[0], source, ruled[1] + 1, lines[ruled[1]].strip(), whole)
+                signature, index, read = ruled
+                found.append((signature, index))
+                state.note_hit(signature, source, index + 1, lines[index].strip(), whole,
+                               read=read)
             if any(_explains(signature, lines[index]) for signature, index in found):
                 matched_at.extend(range(start + 1, end + 1))
                 continue
@@ -171,18 +177,47 @@ class Matcher:
                        for at in matched_at):
                 state.note_unknown(source, number, line)
 
-    def _rule(self, lines: list[str], start: int, end: int) -> tuple[Signature, int] | None:
-        """The first rule that fires on the record (only a record that looks like an
-        error is read), as a signature and the index of the line it rests on."""
-        if not self.rules or not any(ERROR_LIKE.search(lines[i][:MAX_LINE])
-                                     for i in range(start, end)):
+    def _rule(self, lines: list[str], start: int, end: int
+              ) -> tuple[Signature, int, dict[str, str]] | None:
+        """The first rule that fires on the record (only rules the record can match are
+        tried): its explanation, the index of the line it rests on and what it read."""
+        if not self.rules:
             return None
-        shape = read_shape([line[:MAX_LINE] for line in lines[start:end]])
-        fired = first_rule(self.rules, shape)
+        text = "\n".join(line[:MAX_LINE] for line in lines[start:end])
+        lowered = text.lower()
+        error_like: bool | None = None
+        candidates = []
+        for rule, literals in zip(self.rules, self._rule_literals, strict=True):
+            if literals is not None:
+                # Literals of a case-insensitive pattern are kept lower-case.
+                if any(lit in text or lit in lowered for lit in literals):
+                    candidates.append(rule)
+                continue
+            if error_like is None:
+                error_like = ERROR_LIKE.search(text) is not None
+            if error_like:
+                candidates.append(rule)
+        if not candidates:
+            return None
+        shape = read_shape(text.split("\n"))
+        fired = first_rule(candidates, shape)
         if fired is None:
             return None
         rule, bound = fired
-        return rule.signature(bound, shape), start + shape.first_line()
+        read = {("matched" if name == "text" else name): value for name, value in bound.items()}
+        return rule.signature(bound, shape), start + evidence_line(rule, bound, shape), read
+
+
+def _rule_literals(rule: Rule) -> tuple[str, ...] | None:
+    """Literals one of which any record the rule fires on contains (its first condition's, on
+    the text), or None (the rule is tried on every record that looks like an error)."""
+    name, pattern = rule.when[0]
+    if name != "text":
+        return None
+    literals = required_literals(pattern.pattern.removeprefix("(?i)"))
+    if literals is not None and pattern.flags & re.IGNORECASE:
+        return tuple(lit.lower() for lit in literals)
+    return literals
 
 
 def _explains(signature: Signature, line: str) -> bool:
@@ -200,11 +235,11 @@ class _State:
     order: dict[str, int] = field(default_factory=dict)
 
     def note_hit(self, signature: Signature, source: str, number: int, line: str,
-                 record: str = "") -> None:
+                 record: str = "", *, read: dict[str, str] | None = None) -> None:
         hit = self.hits.get(signature.id)
         if hit is None:
-            self.hits[signature.id] = Hit(signature, source, number, line,
-                                          numbers=read_numbers(signature, line, record))
+            numbers = read_numbers(signature, line, record) | (read or {})
+            self.hits[signature.id] = Hit(signature, source, number, line, numbers=numbers)
         else:
             hit.count += 1
 

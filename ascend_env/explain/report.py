@@ -46,6 +46,7 @@ class Explanation:
                         "occurrences": sum(h.count for h in self.scan.hits),
                         "unknown": len(self.scan.unknown)},
             "chains": [{"file": c.lead.source, "cause": c.lead.signature.id,
+                        "catch_all": c.catch_all,
                         "echoes": [e.signature.id for e in c.echoes]}
                        for c in self.scan.chains],
             "matches": [match_json(hit, self.hosts) for hit in self.scan.hits],
@@ -58,7 +59,8 @@ def match_json(hit: Hit, hosts: list[HostChecks]) -> dict[str, Any]:
     s = hit.signature
     causes = []
     for cause in s.causes:
-        item: dict[str, Any] = {"text": cause.text, "checks": list(cause.checks)}
+        item: dict[str, Any] = {"id": cause.id, "text": cause.text,
+                                "checks": list(cause.checks)}
         if hosts:
             item["verdict"] = {h.host: verdict(cause, h) for h in hosts}
         causes.append(item)

@@ -24,7 +24,6 @@ from ascend_env.explain.vocabulary import load_vocabulary
 
 FOLDER = "signatures/rules"
 NEVER = re.compile(r"(?!)")  # a rule reads structure, not a line pattern
-LEADS_FROM = 40  # a rule of this priority or more states the reason: it leads its chain
 _FIELDS = {"id", "family", "priority", "when", "unless", "concludes", "also", "meaning", "fix",
            "source", "samples"}
 
@@ -67,7 +66,9 @@ class Rule:
             value = next((v for v in FEATURES[name](shape) if pattern.search(v)), None)
             if value is None:
                 return None
-            bound[name] = value
+            # The text condition binds what it matched (the words a meaning can quote).
+            found = pattern.search(value) if name == "text" else None
+            bound[name] = found.group(0) if found is not None else value
         for name, pattern in self.unless:
             if any(pattern.search(v) for v in FEATURES[name](shape)):
                 return None
@@ -109,15 +110,19 @@ def _conditions(raw: Any, where: str) -> tuple[tuple[str, re.Pattern[str]], ...]
 
 
 def _cause(raw: Any, where: str) -> Cause:
-    if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+    """A cause; one that names a vocabulary id takes its text and checks unless it says its
+    own."""
+    if not isinstance(raw, dict):
         raise SignatureError(f"{where}: a cause is a mapping with `id`, `text` and `checks`")
     ident = raw.get("id")
-    if ident is not None and ident not in load_vocabulary():
+    known = load_vocabulary().get(ident) if ident is not None else None
+    if ident is not None and known is None:
         raise SignatureError(f"{where}: cause id {ident!r} is not in the vocabulary")
-    checks = raw.get("checks", [])
-    if not isinstance(checks, list):
-        raise SignatureError(f"{where}: `checks` must be a list")
-    return Cause(text=raw["text"], checks=tuple(str(c) for c in checks), id=ident)
+    text = raw.get("text", known.text if known else None)
+    checks = raw.get("checks", list(known.checks) if known else [])
+    if not isinstance(text, str) or not text.strip() or not isinstance(checks, list):
+        raise SignatureError(f"{where}: a cause needs a `text` and a list of `checks`")
+    return Cause(text=text.strip(), checks=tuple(str(c) for c in checks), id=ident)
 
 
 def parse_rule(raw: Any, where: str) -> Rule:
@@ -185,3 +190,13 @@ def first_rule(rules: Sequence[Rule], shape: Shape) -> tuple[Rule, dict[str, str
         if bound is not None:
             return rule, bound
     return None
+
+
+def evidence_line(rule: Rule, bound: dict[str, str], shape: Shape) -> int:
+    """The index of the record's line the rule's first condition read (the line the reason
+    is on), else the line of the record's own reason."""
+    value = bound.get(rule.when[0][0], "")
+    for index, line in enumerate(shape.lines):
+        if value and value in line:
+            return index
+    return shape.first_line()

@@ -47,7 +47,7 @@ _SYMBOLS = (
                r"(?P<sym>\w+)"),
     re.compile(r"'(?P<cls>\w+)' object has no attribute '(?P<sym>\w+)'"),
 )
-_LIBRARY = re.compile(r"\b(?P<lib>lib[\w+.-]*?\.so)(?:\.[\d.]+)?\b")
+_LIBRARY = re.compile(r"(?:^|(?<=[/\s:'\"]))(?P<lib>[\w+-][\w+.-]*?\.so)(?:\.[\d.]+)?\b")
 # Chips as CANN, torch_npu, npu-smi and users write them: Ascend910B3, Ascend910_9382,
 # Ascend310P3, 910B4-1, Ascend950PR; soc_version / socversion fields.
 _CHIP = re.compile(

@@ -39,6 +39,10 @@ class Actions:
     toolkit: CannAction = "none"
     ops: CannAction = "none"
     nnal: CannAction = "none"
+    # A rollback's (install/going_back.py): the release uninstalled before the older one
+    # goes in, or the older release, still installed side by side, `latest` goes back to.
+    cann_uninstall: str | None = None
+    cann_switch: str | None = None
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -60,6 +64,8 @@ class Installed(BaseModel):
     ops: str | None = None
     nnal: str | None = None
     cann_elsewhere: str | None = Field(None, description="a CANN outside the install path")
+    toolkits: list[str] = Field(default_factory=list,
+                                description="every toolkit release installed side by side")
 
 
 class PciCard(BaseModel):
@@ -70,6 +76,14 @@ class PciCard(BaseModel):
     address: str
     device: str
     class_code: str | None = Field(None, alias="class")
+
+
+class NpuHolder(BaseModel):
+    """A process npu-smi lists on an NPU."""
+
+    npu: int | None = None
+    pid: int | None = None
+    name: str | None = None
 
 
 class HostReading(BaseModel):
@@ -83,6 +97,8 @@ class HostReading(BaseModel):
     pci: list[PciCard] = Field(default_factory=list)
     user_exists: bool = False
     installed: Installed = Field(default_factory=Installed)
+    # npu-smi's process table: a driver or firmware change is refused while it lists one.
+    npu_processes: list[NpuHolder] = Field(default_factory=list)
 
 
 def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> HostReading:
@@ -98,7 +114,9 @@ def read_host(capture: Capture, *, install_path: str, user: str, group: str) -> 
         pci=[PciCard(address=card.address, device=card.device, class_code=card.class_code)
              for card in facts.pci],
         user_exists=account is not None and group_known,
-        installed=_installed(facts, install_path.rstrip("/") or "/"))
+        installed=_installed(facts, install_path.rstrip("/") or "/"),
+        npu_processes=[NpuHolder(npu=device.npu_id, pid=process.pid, name=process.name)
+                       for device in facts.devices for process in device.processes])
 
 
 def _installed(facts: Facts, install_path: str) -> Installed:
@@ -117,7 +135,8 @@ def _installed(facts: Facts, install_path: str) -> Installed:
         toolkit_linked=here.linked if here else None,
         ops=ops.version if ops else None,
         nnal=nnal.version if nnal else None,
-        cann_elsewhere=cann.install_path if cann is not None and here is None else None)
+        cann_elsewhere=cann.install_path if cann is not None and here is None else None,
+        toolkits=list(here.installed_versions) if here else [])
 
 
 def _version(value: str | None) -> AscendVersion | None:

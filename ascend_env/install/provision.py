@@ -29,12 +29,14 @@ from ascend_env.ansible.variables import (
     Installers,
     OsPackagesVars,
     PythonVars,
+    RollbackVars,
     SiteVars,
     Targets,
     ThreadVars,
 )
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.install.prerequisites import os_package_notes, os_vars
+from ascend_env.install.state import save_records
 from ascend_env.repository.installers import Installer, RepoError, verify_repo
 from ascend_env.repository.wheelhouse import PythonStack, bundle, python_stack
 from ascend_env.spec.cann_layout import cann_layout
@@ -97,6 +99,8 @@ class InstallOptions:
     extra_vars: dict[str, Any] = field(default_factory=dict)
     # Seconds to wait for a host's lock held by another run (--wait-lock); 0 refuses at once.
     lock_wait: float = 0.0
+    # A rollback to a recorded state (install/rollback.py); None for an install.
+    rollback: RollbackVars | None = None
 
     def __post_init__(self) -> None:
         self.extra_vars = check_extra_vars(self.extra_vars)
@@ -119,7 +123,7 @@ class InstallOptions:
 
 def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
                options: InstallOptions,
-               python: PythonStack | None = None, *,
+               python: PythonStack | None = None,
                os_packages: OsPackagesVars | None = None) -> dict[str, Any]:
     """site.yml's extra vars: the dump of one SiteVars, then `options.extra_vars`.
 
@@ -142,6 +146,7 @@ def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
     built = SiteVars(
         ascend_spec_name=spec.name,
         ascend_spec_digest=spec.digest(),
+        ascend_spec_document=spec.model_dump(mode="json"),
         ascend_arch=spec.hardware.arch,
         ascend_chip_family=chip.family,
         ascend_pci_device_id=chip.pci_device_id.lower(),
@@ -171,7 +176,8 @@ def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
         # The env role writes the thread settings threads.omp expects (doctor/threads.py).
         ascend_threads=ThreadVars(spec=spec.threads, devices=spec.hardware.devices),
         ascend_serial=options.serial or 0,
-        ascend_max_fail_percentage=0 if options.serial else 100)
+        ascend_max_fail_percentage=0 if options.serial else 100,
+        ascend_rollback=options.rollback)
     ours = {k: v for k, v in options.extra_vars.items() if k in SiteVars.model_fields}
     tunables = {k: v for k, v in options.extra_vars.items() if k not in ours}
     try:
@@ -225,7 +231,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     # The OS packages the prerequisites role may install, checked against repo.json here.
     os_packages = os_vars(spec, options.repo, bundle_cache(options)) \
         if options.wanted() & {"driver", "cann", "python"} else None
-    variables = build_vars(spec, plan, files, options, python, os_packages=os_packages)
+    variables = build_vars(spec, plan, files, options, python, os_packages)
     try:
         rc, log, events = run_playbook(variables, options.playbook_run(), on_event=on_event)
     except RunStopped as stopped_run:
@@ -238,6 +244,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
                    for where in stopped.hosts], notes=notes, interrupted=stopped)
     results = summarize(events)
     notes += takeovers(events) + os_package_notes(events, options.check)
+    save_records(events, log.parent)
     if not results and rc != 0:
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")

@@ -211,14 +211,25 @@ def stats_of(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def save_records(events: list[dict[str, Any]], run_dir: Path) -> list[Path]:
-    """Each host's record as the run left it, in the run's folder (`state/<host>.json`)."""
+    """In the run's folder, per host: the record the run left (`state/<host>.json`) and what
+    preflight found (`state/<host>.before.json`), which a roll goes back to."""
     written = []
-    for host, (_, record) in from_stats(stats_of(events)).items():
-        if record is None:
-            continue
+    for host, (start, record) in from_stats(stats_of(events)).items():
         folder = run_dir / "state"
-        folder.mkdir(exist_ok=True)
-        path = folder / f"{Path(host).name}.json"
-        path.write_text(record.model_dump_json(by_alias=True, indent=2) + "\n")
-        written.append(path)
+        name = Path(host).name
+        for path, model in ((folder / f"{name}.before.json", start),
+                            (folder / f"{name}.json", record)):
+            if model is None:
+                continue
+            folder.mkdir(exist_ok=True)
+            path.write_text(model.model_dump_json(by_alias=True, indent=2) + "\n")
+            written.append(path)
     return written
+
+
+def saved_records(run_dir: Path, host: str) -> tuple[InstalledState | None, HostRecord | None]:
+    """What save_records kept of one host (None where the run did not get that far)."""
+    folder, name = run_dir / "state", Path(host).name
+    start, end = folder / f"{name}.before.json", folder / f"{name}.json"
+    return (InstalledState.model_validate_json(start.read_text()) if start.is_file() else None,
+            HostRecord.model_validate_json(end.read_text()) if end.is_file() else None)

@@ -126,5 +126,6 @@ def test_the_runs_stats_give_each_hosts_before_and_after(tmp_path: Path) -> None
     assert found["node1"][1] is not None and found["node1"][1].current.cann.version == "8.5.0"
     assert found["node2"][1] is None and found["node3"] == (None, None)
     written = save_records(events, tmp_path)
-    assert [path.name for path in written] == ["node1.json"]
-    assert HostRecord.model_validate_json(written[0].read_text()).current.driver == "25.5.0"
+    assert [path.name for path in written] == ["node1.before.json", "node1.json",
+                                               "node2.before.json"]
+    assert HostRecord.model_validate_json(written[1].read_text()).current.driver == "25.5.0"
