@@ -65,15 +65,6 @@ def fetch(
     ] = False,
     index_url: Annotated[str | None, typer.Option(
         "--index-url", help="The package index for --python-wheels (default: pip's).")] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Download or import every vendor file of a spec into a verified local repository."""
-    from ascend_env.cli.install_view import fetch_progress, render_fetch
-    from ascend_env.repository.fetch import Source, fetch_python
-    from ascend_env.repository.fetch import fetch as fetch_files
-    from ascend_env.spec.catalogue import load_catalogue, load_overlay
-    from ascend_env.spec.envspec import load_spec
-    from ascend_env.spec.plan import resolve
     os_mirror: Annotated[list[str] | None, typer.Option(
         "--os-mirror", help="Also the OS packages the spec's OS needs (driver build, Python, "
         "CANN's prerequisites), resolved by its own dnf/apt from this mirror: a URL (apt: "
@@ -82,19 +73,30 @@ def fetch(
     kernel: Annotated[list[str] | None, typer.Option(
         "--kernel", metavar="RELEASE", help="A running kernel of the hosts (`uname -r`): the "
         "OS packages include its devel packages. Repeatable.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Download or import every vendor file of a spec into a verified local repository."""
+    from ascend_env.cli.install_view import fetch_progress, render_fetch
+    from ascend_env.repository.fetch import Source, fetch_python
+    from ascend_env.repository.fetch import fetch as fetch_files
+    from ascend_env.repository.os_packages import OsSource, fetch_os
+    from ascend_env.spec.catalogue import load_catalogue, load_overlay
+    from ascend_env.spec.envspec import load_spec
+    from ascend_env.spec.plan import resolve
 
     merged = load_catalogue()
     if catalogue is not None:
         merged = merged.merged(load_overlay(
             catalogue, allow_unverified=frozenset(allow_unverified or [])))
     loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
-    from ascend_env.repository.os_packages import OsSource, fetch_os
     resolved = resolve(loaded, merged)
     with fetch_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         result = fetch_files(resolved, dest, Source(mirror=mirror, from_dir=from_dir),
                              progress=progress)
     result = fetch_python(result, loaded, download=python_wheels, index_url=index_url,
                           mirror=mirror)
+    result = fetch_os(result, loaded, OsSource(mirrors=tuple(os_mirror or ()),
+                                               kernels=tuple(kernel or ()), from_dir=from_dir))
     render_fetch(result, as_json=as_json)
     raise typer.Exit(0 if result.complete else 1)
 
@@ -104,8 +106,6 @@ def install(
     spec: SpecOption = None,
     arch: ArchOption = None,
     inventory: InventoryOption = None,
-    result = fetch_os(result, loaded, OsSource(mirrors=tuple(os_mirror or ()),
-                                               kernels=tuple(kernel or ()), from_dir=from_dir))
     host: HostOption = None,
     limit: LimitOption = None,
     repo: RepoOption = DEFAULT_REPO,
