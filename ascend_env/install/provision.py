@@ -123,7 +123,7 @@ class InstallOptions:
 
 def build_vars(spec: EnvSpec, plan: Plan, installers: dict[str, Installer],
                options: InstallOptions,
-               python: PythonStack | None = None,
+               python: PythonStack | None = None, *,
                os_packages: OsPackagesVars | None = None) -> dict[str, Any]:
     """site.yml's extra vars: the dump of one SiteVars, then `options.extra_vars`.
 
@@ -231,7 +231,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     # The OS packages the prerequisites role may install, checked against repo.json here.
     os_packages = os_vars(spec, options.repo, bundle_cache(options)) \
         if options.wanted() & {"driver", "cann", "python"} else None
-    variables = build_vars(spec, plan, files, options, python, os_packages)
+    variables = build_vars(spec, plan, files, options, python, os_packages=os_packages)
     try:
         rc, log, events = run_playbook(variables, options.playbook_run(), on_event=on_event)
     except RunStopped as stopped_run:
