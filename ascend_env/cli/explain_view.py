@@ -46,6 +46,8 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
     for chain in scan.chains:
         _echo()
         label = "first cause" if chain.echoes else "error"
+        if not chain.cause_found:
+            label = "no cause found: this only reports an error the log does not show"
         _full(chain.lead, explanation.hosts, label)
         if chain.echoes:
             _echo(f"  echoes of it ({len(chain.echoes)}), reported because of the cause above:")
@@ -64,8 +66,8 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
 def _full(hit: Hit, hosts: list[HostChecks], label: str) -> None:
     s = hit.signature
     times = f"  x{hit.count}" if hit.count > 1 else ""
-    family = "  (family match: the code's class, not this code)" if hit.kind == "family" \
-        else ""
+    family = {"family": "  (family match: the code's class, not this code)",
+              "rule": "  (rule: read from the record's structure)"}.get(hit.kind, "")
     _echo(f"{_MARK[s.severity]} {s.id}{times}  [{label}]{family}  at "
           f"{hit.source}:{hit.line_number}")
     _echo(f"    {hit.line[:300]}")

@@ -12,8 +12,9 @@ the most specific error, the earliest of its rank:
    says what failed;
 2. an echo (a wrapper or a consequence: signatures.Signature.echo) and a code's family match
    without a reason;
-3. a catch-all: torch_npu's ERR99999, a code whose only words are "Inner Error!". A catch-all
-   leads only a log where nothing else was found, and is then flagged as such.
+3. a catch-all: torch_npu's ERR99999, a code whose only words are "Inner Error!".
+An echo or a catch-all leads only a log where nothing else was found; the chain then says no
+cause was found (`cause_found`), and explain exits 1 as for a line it does not know.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ class Chain:
     def catch_all(self) -> bool:
         """The lead is only a catch-all: nothing in the log said more."""
         return specificity(self.lead) == CATCH_ALL
+
+    @property
+    def cause_found(self) -> bool:
+        """The lead states a reason; an echo or a catch-all only reports an error that this
+        log does not show (another rank's, a line cut off above)."""
+        return specificity(self.lead) <= OTHER
 
 
 def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:

@@ -29,10 +29,14 @@ class Explanation:
         return [h for h in self.hosts if not h.reachable]
 
     def exit_code(self) -> int:
-        """0 every error-looking line explained; 1 some not; 2 a host could not be checked."""
+        """0 every error-looking line explained and every log's cause found; 1 some line not
+        known or a log whose errors only report one it does not show; 2 a host could not be
+        checked."""
         if self.unreachable:
             return EXIT_CANNOT_RUN
-        return EXIT_NOT_RIGHT if self.scan.unknown else 0
+        if self.scan.unknown or not all(c.cause_found for c in self.scan.chains):
+            return EXIT_NOT_RIGHT
+        return 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,7 +50,7 @@ class Explanation:
                         "occurrences": sum(h.count for h in self.scan.hits),
                         "unknown": len(self.scan.unknown)},
             "chains": [{"file": c.lead.source, "cause": c.lead.signature.id,
-                        "catch_all": c.catch_all,
+                        "cause_found": c.cause_found, "catch_all": c.catch_all,
                         "echoes": [e.signature.id for e in c.echoes]}
                        for c in self.scan.chains],
             "matches": [match_json(hit, self.hosts) for hit in self.scan.hits],
