@@ -231,6 +231,42 @@ def parse_device(text: str) -> tuple[str, int | None]:
     return kind, int(index)
 
 
+def requested_device(doc: dict[str, Any], text: str) -> tuple[str, int | None] | None:
+    """--device parsed; None, with the evidence saying why, when it cannot be."""
+    try:
+        return parse_device(text)
+    except ValueError as exc:
+        doc.update(status="error", reason=str(exc))
+        return None
+
+
+def judge_training(record: dict[str, Any], wanted: str) -> list[str]:
+    """A training run's own reading of its evidence (the controller judges again): where it
+    computed, whether the loss fell, whether the checked and sampled matmuls were right."""
+    problems = []
+    where = record["placement"]
+    seen = sorted(set(where["parameters"]) | set(where["batches"]))
+    if seen != [wanted]:
+        problems.append(f"computed on {', '.join(seen)} although {wanted} was requested")
+    if not record["training"]["summary"]["fell"]:
+        problems.append("the loss did not fall")
+    if not record["matmul_check"]["ok"]:
+        problems.append("the checked matmul is wrong")
+    if not record["throughput"]["sample_ok"]:
+        problems.append("the throughput matmul's sampled rows are wrong")
+    return problems
+
+
+def finish(doc: dict[str, Any], problems: list[str]) -> int:
+    """The document's verdict: failed, naming every problem, or ok; its exit code."""
+    doc["phase"] = "done"
+    if problems:
+        doc.update(status="failed", reason="; ".join(problems))
+        return EXIT_FAILED
+    doc["status"] = "ok"
+    return EXIT_OK
+
+
 def describe(exc: BaseException) -> str:
     """One line naming an exception (C++ call stacks cut off)."""
     text = str(exc).strip().split("\n\n")[0].strip()

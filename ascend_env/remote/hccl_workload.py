@@ -138,16 +138,11 @@ def coordinate(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.E
                      + (("log_tail",) if r.get("status") != "ok" else ())}
                     for r in ranks]
     doc["results"] = merge_results(ranks, world, expected=nprocs)
-    doc["phase"] = "done"
     problems = [f"rank {r['rank']}: {r.get('reason') or r.get('status')}"
                 for r in ranks if r.get("status") != "ok"]
     problems += [f"{res['bytes']} bytes: {res['wrong_elements']} wrong element(s)"
                  for res in doc["results"] if not res["correct"]]
-    if problems:
-        doc.update(status="failed", reason="; ".join(problems))
-        return harness.EXIT_FAILED
-    doc["status"] = "ok"
-    return harness.EXIT_OK
+    return harness.finish(doc, problems)
 
 
 def device_count(kind: str, doc: dict[str, Any]) -> tuple[int, int | None]:

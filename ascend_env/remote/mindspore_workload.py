@@ -77,11 +77,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """Set MindSpore up for the requested device and train there."""
-    try:
-        kind, index = harness.parse_device(args.device)
-    except ValueError as exc:
-        doc.update(status="error", reason=str(exc))
+    device = harness.requested_device(doc, args.device)
+    if device is None:
         return harness.EXIT_CANNOT_RUN
+    kind, index = device
     if kind == "all" or (kind == "npu" and index is None):
         return run_each_npu(args, doc, emitter)
     env = doc["environment"]
@@ -125,7 +124,7 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter)
     if kind in ("npu", "cuda"):
         doc["phase"] = f"process table for {args.device}"
         record["process_table"] = harness.process_table(kind, os.getpid())
-    problems = judge_run(record)
+    problems = harness.judge_training(record, record["device"])
     if args.parity:
         doc["phase"] = f"parity on {args.device}"
         doc["parity"] = mindspore_parity.section(
@@ -174,14 +173,8 @@ def run_each_npu(args: argparse.Namespace, doc: dict[str, Any], emitter: harness
     if args.parity:  # every child's rank, judged together
         doc["parity"] = mindspore_parity.assemble(
             parity_ranks, parity_rules.parity_dtypes(args.parity_dtypes, "npu"), args.seed)
-    failed = [r for r in runs if r.get("status") != "ok"]
-    doc["phase"] = "done"
-    if failed:
-        doc.update(status="failed", reason="; ".join(f"{r['device']}: {r.get('reason')}"
-                                                     for r in failed))
-        return harness.EXIT_FAILED
-    doc["status"] = "ok"
-    return harness.EXIT_OK
+    return harness.finish(doc, [f"{r['device']}: {r.get('reason')}" for r in runs
+                                if r.get("status") != "ok"])
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
@@ -347,23 +340,6 @@ def memory(ms: Any, kind: str) -> dict[str, Any]:
                     "host_max_rss_bytes": host}
     return {"peak_allocated_bytes": None, "source": "this MindSpore reports no device memory",
             "host_max_rss_bytes": host}
-
-
-def judge_run(record: dict[str, Any]) -> list[str]:
-    """The workload's own reading of its evidence (the controller judges again)."""
-    wanted = record["device"]
-    problems = []
-    where = record["placement"]
-    seen = sorted(set(where["parameters"]) | set(where["batches"]))
-    if seen != [wanted]:
-        problems.append(f"computed on {', '.join(seen)} although {wanted} was requested")
-    if not record["training"]["summary"]["fell"]:
-        problems.append("the loss did not fall")
-    if not record["matmul_check"]["ok"]:
-        problems.append("the checked matmul is wrong")
-    if not record["throughput"]["sample_ok"]:
-        problems.append("the throughput matmul's sampled rows are wrong")
-    return problems
 
 
 if __name__ == "__main__":

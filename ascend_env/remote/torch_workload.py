@@ -102,11 +102,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter) -> int:
     """Prepare torch for the requested device, then train on each device asked for."""
-    try:
-        kind, index = harness.parse_device(args.device)
-    except ValueError as exc:
-        doc.update(status="error", reason=str(exc))
+    device = harness.requested_device(doc, args.device)
+    if device is None:
         return harness.EXIT_CANNOT_RUN
+    kind, index = device
     kind = "npu" if kind == "all" else kind
     env = doc["environment"]
     doc["phase"] = "import torch"
@@ -152,16 +151,10 @@ def run(args: argparse.Namespace, doc: dict[str, Any], emitter: harness.Emitter)
         doc["phase"] = "parity"
         devices = [r["device"] for r in runs] * (args.parity_ranks if kind == "cpu" else 1)
         doc["parity"] = torch_parity.parity(args, devices, emitter)
-    failed = [r for r in runs if r["status"] != "ok"]
-    doc["phase"] = "done"
-    reasons = [f"{r['device']}: {r['reason']}" for r in failed]
+    reasons = [f"{r['device']}: {r['reason']}" for r in runs if r["status"] != "ok"]
     if args.parity and doc["parity"]["status"] != "ok":
         reasons.append(f"parity: {doc['parity']['reason']}")
-    if reasons:
-        doc.update(status="failed", reason="; ".join(reasons))
-        return harness.EXIT_FAILED
-    doc["status"] = "ok"
-    return harness.EXIT_OK
+    return harness.finish(doc, reasons)
 
 
 def device_backend(kind: str, doc: dict[str, Any]) -> tuple[Any, int | None]:
@@ -223,25 +216,9 @@ def run_on_device(record: dict[str, Any], *, backend: Any, index: int | None,
     if device.type == "npu" and profile and wanted:
         doc["phase"] = f"profile two steps on {device}"
         profile_aicpu(step, doc["fallbacks"])
-    problems = judge_run(record, device)
+    problems = harness.judge_training(record, str(device))
     record["status"] = "failed" if problems else "ok"
     record["reason"] = "; ".join(problems) or None
-
-
-def judge_run(record: dict[str, Any], device: torch.device) -> list[str]:
-    """The workload's own reading of its evidence (the controller judges again)."""
-    problems = []
-    where = record["placement"]
-    observed = sorted(set(where["parameters"]) | set(where["batches"]))
-    if observed != [str(device)]:
-        problems.append(f"computed on {', '.join(observed)} although {device} was requested")
-    if not record["training"]["summary"]["fell"]:
-        problems.append("the loss did not fall")
-    if not record["matmul_check"]["ok"]:
-        problems.append("the checked matmul is wrong")
-    if not record["throughput"]["sample_ok"]:
-        problems.append("the throughput matmul's sampled rows are wrong")
-    return problems
 
 
 def precision_for(device_type: str, wanted: str) -> str:
