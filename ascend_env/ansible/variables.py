@@ -79,6 +79,7 @@ class OsPackagesVars(_Vars):
     manager: Literal["dnf", "yum", "apt"] = Field(description="the OS's package manager")
     driver_build: list[str] = Field(description="what the driver's build needs")
     python_version: str | None = Field(None, description="the spec's python.version")
+    venv: bool = Field(False, description="the run makes the frameworks' virtual environment")
     python_shipped: list[str] = Field(default_factory=list,
                                       description="the Pythons the OS ships as packages")
     python: list[str] = Field(default_factory=list, description="the spec's Python's packages "

@@ -32,9 +32,10 @@ STAT = "ascend_os_install"
 KEEP_BUNDLES = 3
 
 
-def os_vars(spec: EnvSpec, repo: Path, cache: Path) -> OsPackagesVars | None:
-    """The role's variables, None when the repository holds no OS packages (then nothing is
-    installed and preflight checks the kernel headers as before)."""
+def os_vars(spec: EnvSpec, repo: Path, cache: Path, *, venv: bool) -> OsPackagesVars | None:
+    """The role's variables (`venv`: the run makes the frameworks' venv), None when the
+    repository holds no OS packages (then nothing is installed and preflight checks the
+    kernel headers as before)."""
     section = recorded(repo)
     if section is None:
         return None
@@ -51,7 +52,7 @@ def os_vars(spec: EnvSpec, repo: Path, cache: Path) -> OsPackagesVars | None:
     return OsPackagesVars(
         key=key, name=entry.name, manager=entry.manager,
         driver_build=[p.name for p in entry.packages.driver_build],
-        python_version=python, python_shipped=shipped,
+        python_version=python, python_shipped=shipped, venv=venv,
         python=entry.needs("python", KERNEL, python) if python in shipped else [],
         cann_prerequisites=[p.name for p in entry.packages.cann_prerequisites],
         module=list(MODULE_NEEDS.get(entry.manager, ())),

@@ -229,7 +229,7 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
     python = python_stack(spec, options.repo) if "python" in options.wanted() else None
     notes = check_python_stack(python, options)
     # The OS packages the prerequisites role may install, checked against repo.json here.
-    os_packages = os_vars(spec, options.repo, bundle_cache(options)) \
+    os_packages = os_vars(spec, options.repo, bundle_cache(options), venv=python is not None) \
         if options.wanted() & {"driver", "cann", "python"} else None
     variables = build_vars(spec, plan, files, options, python, os_packages=os_packages)
     try:

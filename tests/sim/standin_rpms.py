@@ -78,8 +78,8 @@ def build(packages: list[StandIn], dest: Path) -> None:
     for tool in ("rpmbuild", "createrepo_c"):
         if shutil.which(tool) is None:
             raise SimError(f"{tool} is not installed: apt-get install -y rpm createrepo-c")
-    secure_mkdir(dest)
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
         top = Path(tmp)
         for p in packages:
             spec = top / f"{p.name}.spec"
@@ -104,7 +104,7 @@ def cached_mirror(label: str, packages: list[StandIn]) -> Path:
     out = cache_dir() / f"standin-{label}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
     if (out / "repodata" / "repomd.xml").is_file():
         return out
-    tmp = cache_dir() / f"tmp-standin-{label}-{os.getpid()}"
+    tmp = secure_mkdir(cache_dir()) / f"tmp-standin-{label}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         build(packages, tmp)
