@@ -7,6 +7,7 @@ other commands load none of it (benchmarks/startup.py measures what that saves).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,6 +32,9 @@ def explain(
     files: FilesArgument = None,
     host: HostOption = None,
     inventory: InventoryOption = None,
+    from_files: Annotated[list[Path] | None, typer.Option(
+        "--from", help="Confirm the causes against saved captures (from `collect`) instead "
+                       "of a live host.")] = None,
     limit: LimitOption = None,
     ssh_config: SshConfigOption = None,
     profile: ProfileOption = None,
@@ -52,31 +56,29 @@ def explain(
             raise UsageError("--list takes no log: it lists the knowledge base")
         render_list(load_signatures(), as_json=as_json)
         return
-    if host is not None and inventory is not None:
-        raise UsageError("name either --host or --inventory, not both")
-    if (profile is not None or spec is not None) and host is None and inventory is None:
+    named = [name for name, given in (("--host", host), ("--inventory", inventory),
+                                      ("--from", from_files)) if given]
+    if len(named) > 1:
+        raise UsageError(f"name one of {', '.join(named)}, not several")
+    if (profile is not None or spec is not None) and not named:
         raise UsageError("--profile/--spec set what the confirming checks expect: they go "
-                         "with --host or --inventory")
+                         "with --host, --inventory or --from")
     inputs = read_inputs(list(files or []))
     scan = default_matcher().scan(inputs.texts())
     explanation = Explanation(inputs=inputs, scan=scan)
-    if (host is not None or inventory is not None) and scan.hits:
-        from ascend_env.doctor.confirm import run_checks
+    if named and scan.hits:
+        from ascend_env.cli.explain_host import confirm_on_hosts
         from ascend_env.doctor.run import DoctorOptions
-        from ascend_env.explain.confirm import wanted_checks
 
         loaded = None
         if profile is not None or spec is not None:
             from ascend_env.spec.envspec import load_spec
 
             loaded = load_spec(profile=profile, path=spec)
-        checks = wanted_checks([c for hit in scan.hits for c in hit.signature.causes])
-        if checks:
-            options = DoctorOptions(spec=loaded, inventory=inventory, limit=limit,
-                                    target=host, ssh_config=ssh_config)
-            explanation.hosts = run_checks(options, checks)
+        options = DoctorOptions(spec=loaded, inventory=inventory, limit=limit, target=host,
+                                ssh_config=ssh_config, from_files=list(from_files or []))
+        explanation.hosts = confirm_on_hosts(options, scan.hits)
     from ascend_env.cli.explain_view import render_explanation
 
-    render_explanation(explanation, as_json=as_json, host=host,
-                       host_asked=host is not None or inventory is not None)
+    render_explanation(explanation, as_json=as_json, host=host, host_asked=bool(named))
     raise typer.Exit(explanation.exit_code())

@@ -8,7 +8,7 @@ from collections import Counter
 
 import typer
 
-from ascend_env.explain.confirm import HostChecks, verdict
+from ascend_env.explain.confirm import HostChecks, involved_packages, verdict
 from ascend_env.explain.match import Hit
 from ascend_env.explain.numbers import describe
 from ascend_env.explain.report import Explanation
@@ -88,12 +88,33 @@ def _full(hit: Hit, hosts: list[HostChecks], label: str) -> None:
             detail = f" - {'; '.join(failing)}" if failing else ""
             mark = "HOLDS" if result == "holds" else result
             _echo(f"       {checked.host}: {mark}{detail}")
+    _versions(hit, hosts)
     fix = s.fix
     if fix.id:
         _echo(f"  fix: ascend-env doctor --fix  (fix id {fix.id}); by hand: {fix.command}")
     else:
         _echo(f"  fix: {fix.command}")
     _echo(f"  source: {s.source}")
+
+
+def _versions(hit: Hit, hosts: list[HostChecks]) -> None:
+    """Per host: the installed versions of the packages this hit involves, and whether the
+    compatibility matrix pairs them."""
+    wanted = set(involved_packages([hit]))
+    for checked in hosts:
+        installed = [i for i in checked.installed if i.name in wanted]
+        if not installed:
+            continue
+        said = ", ".join(f"{i.name} {i.version}" if i.version else f"{i.name} ({i.state})"
+                         for i in installed)
+        _echo(f"  on {checked.host}: {said}")
+        for pair in checked.pairings:
+            if set(pair.packages) <= wanted:
+                _echo(f"    {' + '.join(pair.packages)}: {pair.verdict.upper()} by the matrix "
+                      f"({pair.message[:200]})")
+        alone = [name for name in checked.unpaired if name in wanted]
+        if alone:
+            _echo(f"    the matrix states no pairing for {', '.join(alone)}")
 
 
 def _unknown_part(explanation: Explanation, host: str | None) -> None:

@@ -47,6 +47,7 @@ CONTEXT = re.compile(
     r"Trace[Bb]ack \(most recent call last\)|Rectify the fault|^\W*Solution:|Possible Cause"
     r"|Exception raised from|^\W*frame #\d+")
 CONTEXT_BEFORE, CONTEXT_AFTER = 120, 40
+MAX_PACKAGES = 8  # the packages a rule hit notes, first named first
 
 
 @dataclass
@@ -205,6 +206,8 @@ class Matcher:
             return None
         rule, bound = fired
         read = {("matched" if name == "text" else name): value for name, value in bound.items()}
+        if shape.packages:  # the packages a host states the versions of (confirm.py)
+            read["packages"] = ", ".join(shape.packages[:MAX_PACKAGES])
         return rule.signature(bound, shape), start + evidence_line(rule, bound, shape), read
 
 

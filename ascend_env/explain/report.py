@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ascend_env.core.errors import EXIT_CANNOT_RUN, EXIT_NOT_RIGHT
-from ascend_env.explain.confirm import HostChecks, verdict
+from ascend_env.explain.confirm import HostChecks, involved_packages, verdict
 from ascend_env.explain.match import Hit, Scan
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ class Explanation:
             "inputs": [{"name": s.name, "lines": len(s.text.splitlines()),
                         "note": s.note} for s in self.inputs.sources],
             "skipped": [{"path": p, "reason": r} for p, r in self.inputs.skipped],
-            "hosts": [{"host": h.host, "reachable": h.reachable, "error": h.error}
-                      for h in self.hosts],
+            "hosts": [host_json(h) for h in self.hosts],
             "summary": {"lines": self.scan.lines, "matches": len(self.scan.hits),
                         "occurrences": sum(h.count for h in self.scan.hits),
                         "unknown": len(self.scan.unknown)},
@@ -57,6 +56,16 @@ class Explanation:
             "unknown": [{"line": u.line, "file": u.source, "line_number": u.line_number,
                          "count": u.count} for u in self.scan.unknown[:MAX_UNKNOWN_JSON]],
         }
+
+
+def host_json(host: HostChecks) -> dict[str, Any]:
+    """A host: reached or why not, the involved packages' versions and the matrix's word."""
+    return {"host": host.host, "reachable": host.reachable, "error": host.error,
+            "installed": [{"name": i.name, "version": i.version, "state": i.state}
+                          for i in host.installed],
+            "pairings": [{"packages": list(p.packages), "check": p.check, "verdict": p.verdict,
+                          "message": p.message} for p in host.pairings],
+            "unpaired": host.unpaired}
 
 
 def match_json(hit: Hit, hosts: list[HostChecks]) -> dict[str, Any]:
@@ -72,7 +81,8 @@ def match_json(hit: Hit, hosts: list[HostChecks]) -> dict[str, Any]:
         "id": s.id, "family": s.family, "severity": s.severity, "line": hit.line,
         "file": hit.source, "line_number": hit.line_number, "count": hit.count,
         "meaning": s.meaning, "causes": causes, "fix": s.fix.as_json(), "source": s.source,
-        "match": hit.kind, "role": hit.role, "echo_of": hit.echo_of, "numbers": hit.numbers}
+        "match": hit.kind, "role": hit.role, "echo_of": hit.echo_of, "numbers": hit.numbers,
+        "packages": list(involved_packages([hit]))}
     if hosts:
         document["checks"] = [
             {"host": h.host, "id": check_id, "status": h.results[check_id].status,
