@@ -205,7 +205,10 @@ def save_capture(path: Path | str, capture: Capture) -> Path:
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:.])")
 _MAC = re.compile(r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])")
-_SERIAL = re.compile(r"(?im)^(\s*(?:Serial Number|SN|Serial)\s*[:=]\s*)(?!NA\s*$)(\S.*?)\s*$")
+# Within one line only ([^\S\n], white space but a line break): a pattern free to cross lines
+# rescans every blank line from each line start, and would eat the breaks after a serial.
+_SERIAL = re.compile(r"(?im)^([^\S\n]*(?:Serial Number|SN|Serial)[^\S\n]*[:=][^\S\n]*)"
+                     r"(?!NA[^\S\n]*$)(\S(?:.*\S)?)[^\S\n]*$")
 # A dotted quad right after these words is a version (npu-smi prints `Version: 24.1.0.3`).
 _VERSION_CONTEXT = re.compile(r"(?i)(version|npu-smi|_version\s*=\s*\[?)\W*$")
 

@@ -47,10 +47,14 @@ def parse_hccn_conf(text: str) -> HccnConf:
 
 
 def _field(text: str, label: str) -> str | None:
-    """The rest of the line after `label:` (hccn_tool prints `ipaddr:x` and `link status: x`)."""
-    match = re.search(r"^\s*" + re.escape(label) + r"\s*:[ \t]*(\S[^\n]*?)\s*$", text,
-                      re.MULTILINE | re.IGNORECASE)
-    return match.group(1) if match else None
+    """The rest of the first line `label: x` with an x (hccn_tool prints `ipaddr:x` and
+    `link status: x`). Line by line: a pattern free to cross lines rescans blank ones."""
+    wanted = label.lower()
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == wanted and value.strip():
+            return value.strip()
+    return None
 
 
 def parse_hccn_ip(text: str) -> dict[str, str] | None:
