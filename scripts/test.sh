@@ -6,11 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The simulated Ascend hosts (tests/sim) need debootstrap, sshd, makeself and gcc; images need
-# buildah. Installed only when missing, and only as root (elsewhere those tests skip).
+# buildah; the bare RPM hosts' stand-in packages rpm (rpmbuild) and createrepo-c, and fetch of
+# OS packages dnf with its download plugin (dnf-plugins-core) or apt-ftparchive (apt-utils).
+# Installed only when missing, and only as root (elsewhere those tests skip).
 if [ "$(id -u)" = 0 ]; then
     . scripts/system_packages.sh
     install_missing "system packages" python3-venv debootstrap openssh-server openssh-client \
-        makeself gcc libc6-dev buildah fuse-overlayfs kmod pciutils zip unzip
+        makeself gcc libc6-dev buildah fuse-overlayfs kmod pciutils zip unzip \
+        rpm createrepo-c dnf python3-dnf dnf-plugins-core apt-utils
 fi
 
 venv=${ASCEND_ENV_VENV:-.venv}

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from ascend_env.core.urls import URLError, check_url
 from ascend_env.repository.archive import ArchiveError, Member, matches, unpack
 from ascend_env.repository.http import FetchError, Interrupted, download_once
-from ascend_env.repository.os_packages import OsPackages
+from ascend_env.repository.os_result import OsPackages
 from ascend_env.repository.python_fetch import PythonWheels, python_wheels
 from ascend_env.repository.repo_folder import (
     PARTIAL,

@@ -16,11 +16,11 @@ import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-from pydantic import BaseModel, Field
+from typing import Any, Protocol
 
 from ascend_env.repository import os_resolve_deb, os_resolve_rpm
+from ascend_env.repository.fetch import FetchResult
+from ascend_env.repository.os_result import OsPackages
 from ascend_env.repository.os_tools import OsToolError
 from ascend_env.repository.repo_folder import (
     MANIFEST,
@@ -34,9 +34,6 @@ from ascend_env.repository.repo_folder import (
 )
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.os_keys import KERNEL, PURPOSES, OsEntry, load_os_keys
-
-if TYPE_CHECKING:
-    from ascend_env.repository.fetch import FetchResult
 
 OS_DIR = "os"
 SECTION = "os_packages"
@@ -54,20 +51,6 @@ class OsSource:
     mirrors: tuple[str, ...] = ()
     kernels: tuple[str, ...] = ()
     from_dir: Path | None = None
-
-
-class OsPackages(BaseModel):
-    """What fetch gathered of the OS packages for one OS key."""
-
-    key: str
-    manager: str
-    folder: str = Field(description="inside the repository: os/<key>")
-    wanted: list[str] = Field(description="the packages the OS data names, kernels put in")
-    missing: list[str] = Field(description="wanted packages no mirror has")
-    kernels: list[str] = Field(description="kernels whose devel packages the folder holds")
-    files: list[str] = Field(description="the package files, the closure beyond the baseline")
-    complete: bool
-    message: str = ""
 
 
 class _Resolver(Protocol):

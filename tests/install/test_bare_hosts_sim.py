@@ -62,7 +62,8 @@ def fetched(tmp_path: Path, os_name: str, kernel: str, *mirror: str) -> tuple[Pa
 
 def install(spec: Path, repo: Path, fleet: SimFleet, *extra: str) -> tuple[int, dict[str, Any]]:
     done = invoke("install", "--spec", str(spec), "--inventory", str(fleet.inventory),
-                  "--repo", str(repo), "--allow-reboot", "--json", *extra)
+                  "--repo", str(repo), "--catalogue", str(spec.parent / "catalogue-overlay.json"),
+                  "--allow-reboot", "--json", *extra)
     return done.code, json.loads(done.out) if done.out.strip() else {"error": done.err}
 
 
