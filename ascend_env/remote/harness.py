@@ -231,6 +231,13 @@ def parse_device(text: str) -> tuple[str, int | None]:
     return kind, int(index)
 
 
+def training_request(args: argparse.Namespace, precision: str) -> dict[str, Any]:
+    """What a training workload (torch, MindSpore) was asked to do, as its evidence says."""
+    return {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
+            "chip": args.chip, "precision": precision, "peak_tflops": args.peak_tflops,
+            "matmul_size": args.matmul_size, "parity": args.parity}
+
+
 def requested_device(doc: dict[str, Any], text: str) -> tuple[str, int | None] | None:
     """--device parsed; None, with the evidence saying why, when it cannot be."""
     try:

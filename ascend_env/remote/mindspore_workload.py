@@ -68,10 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         parity_rules.parity_dtypes(args.parity_dtypes, "")
     except ValueError as exc:
         parser.error(str(exc))
-    requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
-                 "chip": args.chip, "precision": "auto", "peak_tflops": args.peak_tflops,
-                 "matmul_size": args.matmul_size, "parity": args.parity}
-    doc = harness.new_document(SCHEMA, "mindspore", requested)
+    doc = harness.new_document(SCHEMA, "mindspore", harness.training_request(args, "auto"))
     return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
 

@@ -92,11 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                                       {"device": args.device, "rank": args.rank,
                                        "dtypes": args.parity_dtypes, "seed": args.seed})
         return harness.run_main(worker, args, lambda d, e: torch_parity.worker(args, d, e))
-    requested = {"device": args.device, "steps": args.steps, "timeout_s": args.timeout,
-                 "chip": args.chip, "precision": args.precision,
-                 "peak_tflops": args.peak_tflops, "matmul_size": args.matmul_size,
-                 "parity": args.parity}
-    doc = harness.new_document(SCHEMA, "torch", requested)
+    doc = harness.new_document(SCHEMA, "torch", harness.training_request(args, args.precision))
     return harness.run_main(doc, args, lambda d, e: run(args, d, e))
 
 
