@@ -52,18 +52,24 @@ def site(root: Path) -> None:
     build_wheel(root / "whl" / "cpu" / "torch", "torch", "2.9.0+cpu")
 
 
-@pytest.mark.usefixtures("isolated_pip")
-def test_python_wheels_take_the_cpu_torch_from_the_mirror_and_the_real_tags(
-        tmp_path: Path) -> None:
-    site(tmp_path / "site")
+def fetch_from_site(tmp_path: Path) -> tuple[Path, FetchResult]:
+    """fetch_python with --python-wheels into an empty repository, from the site served at
+    tmp_path/site (its pypi/ as the index, the site as the mirror)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     the_spec = spec()
     empty = FetchResult(dest=str(repo), spec=the_spec.name, digest=the_spec.digest(),
                         complete=True, files=[])
     with index_server(tmp_path / "site") as base:
-        done = fetch_python(empty, the_spec, download=True, index_url=f"{base}pypi/",
-                            mirror=base.rstrip("/"))
+        return repo, fetch_python(empty, the_spec, download=True, index_url=f"{base}pypi/",
+                                  mirror=base.rstrip("/"))
+
+
+@pytest.mark.usefixtures("isolated_pip")
+def test_python_wheels_take_the_cpu_torch_from_the_mirror_and_the_real_tags(
+        tmp_path: Path) -> None:
+    site(tmp_path / "site")
+    repo, done = fetch_from_site(tmp_path)
     assert done.python is not None, done
     assert done.python.message == "" and done.python.complete, done.python
     got = sorted(p.name for p in (repo / WHEELS_DIR).glob("*.whl"))
@@ -82,14 +88,7 @@ def test_without_the_cpu_index_the_gap_is_named_not_filled_with_cuda(tmp_path: P
     site(tmp_path / "site")
     for wheel in (tmp_path / "site" / "whl" / "cpu" / "torch").glob("*.whl"):
         wheel.unlink()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    the_spec = spec()
-    empty = FetchResult(dest=str(repo), spec=the_spec.name, digest=the_spec.digest(),
-                        complete=True, files=[])
-    with index_server(tmp_path / "site") as base:
-        done = fetch_python(empty, the_spec, download=True, index_url=f"{base}pypi/",
-                            mirror=base.rstrip("/"))
+    repo, done = fetch_from_site(tmp_path)
     assert done.python is not None and not done.complete
     assert "pip download failed" in done.python.message
     assert "torch==2.9.0+cpu" in done.python.message
