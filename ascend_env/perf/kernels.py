@@ -9,15 +9,14 @@ is_level0`), so such kernels are told apart by name.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ascend_env.core.inputs import InputError
+from ascend_env.perf.kernel_batches import kernel_batches
 from ascend_env.perf.model import CoreTime, Kernel, KernelType
-from ascend_env.perf.tables import Table, TableReader, cell
+from ascend_env.perf.tables import Table, read_header
 
 KERNEL_FIELDS = ("name", "type", "core", "duration", "wait", "block", "mix_block", "step",
                  "device", "input_shapes", "input_dtypes", "output_shapes", "output_dtypes")
@@ -99,59 +98,40 @@ class KernelTable:
 def read_kernels(path: Path) -> KernelTable:
     """One kernel_details.csv / op_summary.csv, summed as it is read; an InputError (and no
     figures at all) when the file cannot be read to its end."""
-    with TableReader(path, KERNEL_FIELDS, what="kernel table") as reader:
-        table = reader.table
-        if not table.has("duration"):
-            raise InputError(f"kernel table {path}: no duration column "
-                             f"({' / '.join(('Duration(us)', 'Task Duration(us)'))})")
-        at = table.index
-        # The signature's cells, fetched together; a table without a type column (none seen
-        # yet) is keyed by name, as a Level0 table is.
-        first = at.get("type", at.get("name"))
-        columns = [i for i in (first, at.get("core"), at.get("input_shapes"),
-                               at.get("input_dtypes")) if i is not None]
-        signature = itemgetter(*columns) if len(columns) > 1 else \
-            (lambda row, i=columns[0]: (row[i],))
-        name_at, duration_at = at.get("name", first), at["duration"]
-        sums: dict[tuple[str, ...], list[Any]] = {}
-        found = sums.get
-        rows = skipped = 0
-        for row in reader.rows():
-            rows += 1
-            try:
-                key = signature(row)
-                duration = float(row[duration_at])
-            except (IndexError, ValueError):
-                skipped += 1
-                continue
-            if not 0.0 <= duration < math.inf:
-                skipped += 1
-                continue
-            if key[0].strip() in NO_TYPE and name_at is not None:
-                key = ("\0" + row[name_at], *key[1:])
-            known = found(key)
+    table = read_header(path, KERNEL_FIELDS, what="kernel table")
+    if not table.has("duration"):
+        raise InputError(f"kernel table {path}: no duration column (Duration(us) / "
+                         "Task Duration(us))")
+    sums: dict[tuple[bytes, ...], list[Any]] = {}
+    rows = skipped = 0
+    for batch in kernel_batches(path, table):
+        rows += batch.rows
+        skipped += batch.skipped
+        for key, count, total, longest, firsts in batch.groups:
+            known = sums.get(key)
             if known is None:
                 if len(sums) >= MAX_SIGNATURES:
                     raise InputError(f"kernel table {path}: more than {MAX_SIGNATURES} "
                                      "distinct kernel signatures: not summed")
-                sums[key] = [1, duration, duration, row]
+                sums[key] = [count, total, longest, firsts]
             else:
-                known[0] += 1
-                known[1] += duration
-                known[2] = max(known[2], duration)
+                known[0] += count
+                known[1] += total
+                known[2] = max(known[2], longest)
+    if rows and rows == skipped:
+        raise InputError(f"kernel table {path}: none of its {rows} rows has a duration")
     totals = KernelTotals()
-    for count, total, longest, row in sums.values():
-        totals.add(_kernel(row, at, count, total, longest))
+    for (kind, core, shapes, dtypes), (count, total, longest, firsts) in sums.items():
+        name, out_shapes, out_dtypes = (_text(v) for v in firsts)
+        written = _text(kind)
+        totals.add(Kernel(
+            name=name, type="N/A" if written.startswith("\0") or written in NO_TYPE
+            else written, core=_text(core).upper() or "UNKNOWN", count=count,
+            total_us=total, max_us=longest, input_shapes=_text(shapes),
+            input_dtypes=_text(dtypes), output_shapes=out_shapes, output_dtypes=out_dtypes))
     return KernelTable(table, totals, rows, skipped)
 
 
-def _kernel(row: list[str], at: dict[str, int], count: int, total: float,
-            longest: float) -> Kernel:
-    kind = cell(row, at.get("type"))
-    return Kernel(
-        name=cell(row, at.get("name")), type=kind if kind not in NO_TYPE else "N/A",
-        core=cell(row, at.get("core")).upper() or "UNKNOWN", count=count, total_us=total,
-        max_us=longest, input_shapes=cell(row, at.get("input_shapes")),
-        input_dtypes=cell(row, at.get("input_dtypes")),
-        output_shapes=cell(row, at.get("output_shapes")),
-        output_dtypes=cell(row, at.get("output_dtypes")))
+def _text(value: bytes | None) -> str:
+    """A cell as text, cleaned as `tables.cell` cleans one."""
+    return (value or b"").decode("utf-8", errors="replace").strip().strip('"').strip()

@@ -101,6 +101,7 @@ class Table:
     columns: dict[str, str]  # field -> the header the file used
     index: dict[str, int]  # field -> its position in a row
     unknown: list[str]
+    width: int = 0  # columns in the header
 
     def has(self, field_name: str) -> bool:
         return field_name in self.columns
@@ -179,7 +180,13 @@ def _header(path: Path, header: list[str], fields: tuple[str, ...]) -> Table:
     claimed = set(columns.values())
     unknown = [h for h in header if h and h not in claimed and h not in KNOWN_EXTRA
                and h not in _ALL_ALIASES and not h.lower().startswith(_METRIC_PREFIXES)]
-    return Table(path, columns, index, unknown)
+    return Table(path, columns, index, unknown, len(header))
+
+
+def read_header(path: Path, fields: tuple[str, ...], *, what: str) -> Table:
+    """A vendor CSV's header alone, its fields looked up by their aliases."""
+    with TableReader(path, fields, what=what) as reader:
+        return reader.table
 
 
 def cell(record: list[str], at: int | None) -> str:

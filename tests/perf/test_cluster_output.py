@@ -123,7 +123,9 @@ def test_msprof_analyzes_advisor_counts_its_totals_rows_too(cluster: Path) -> No
     cluster_dataset.py, compute_bandwidth), so on its own 26.x output it reports twice the
     SDMA bytes perf does."""
     cluster_dataset = pytest.importorskip("msprof_analyze.advisor.dataset.cluster.cluster_dataset")
-    theirs = dict(cluster_dataset.ClusterCommunicationDataset(str(cluster), {}).get_data())
+    # Keyed by the path: msprof-analyze's datasets are singletons per collection path.
+    theirs = dict(cluster_dataset.ClusterCommunicationDataset(
+        collection_path=str(cluster), data={}).get_data())
     ours = {(t.transport, t.rank): t for t in summarize(cluster).rank_transports}
     assert theirs
     for key, figures in theirs.items():
@@ -140,7 +142,8 @@ def test_step_split_equals_msprof_analyze_on_its_own_output(cluster: Path) -> No
     for split in summary.steps:
         assert split.computing == pytest.approx(float(rows[split.rank]["Computing"]))
         assert split.free == pytest.approx(float(rows[split.rank]["Free"]))
-    theirs = dict(cluster_dataset.ClusterStepTraceTimeDataset(str(cluster), {}).get_data())
+    theirs = dict(cluster_dataset.ClusterStepTraceTimeDataset(
+        collection_path=str(cluster), data={}).get_data())
     totals = [sum(v) for v in theirs.values()]
     mean = sum(totals) / len(totals)
     assert summary.spread is not None

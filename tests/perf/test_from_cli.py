@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_env.perf import tables
+from ascend_env.perf import kernel_batches, tables
 from tests.cli_invoke import invoke
 from tests.perf.profiler_files import (
     CLUSTER_COMM,
@@ -97,14 +97,22 @@ def test_garbage_beside_good_data_is_reported(tmp_path: Path) -> None:
 
 
 @needs_fixtures
-def test_an_overlong_line_is_refused_not_held(tmp_path: Path,
+def test_an_overlong_row_is_refused_not_held(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """No file is refused for its size; what is bounded is memory: a line past MAX_LINE (a
-    file with no line breaks) is reported as not a table, without being held whole."""
-    monkeypatch.setattr(tables, "MAX_LINE", 1024)
-    header = KERNEL_DETAILS.read_text().split("\n", 1)[0]
-    (tmp_path / "kernel_details.csv").write_text(header + "\n" + "x" * 5000)
+    """No file is refused for its size; what is bounded is memory: a row longer than a kernel
+    table's read block, or a line of a step table longer than MAX_LINE, is reported as not a
+    table, without being held whole."""
+    monkeypatch.setattr(kernel_batches, "BLOCK", 4096)
+    header, first = KERNEL_DETAILS.read_text().split("\n")[:2]
+    cells = first.split(",")
+    long_row = ",".join([*cells[:4], "x" * 10_000, *cells[5:]])
+    (tmp_path / "kernel_details.csv").write_text(f"{header}\n{first}\n{long_row}\n")
     result = invoke("perf", "--from", str(tmp_path / "kernel_details.csv"))
+    assert result.code == 2
+    assert "a row longer than 4096 bytes" in result.err
+    monkeypatch.setattr(tables, "MAX_LINE", 1024)
+    (tmp_path / "step_trace_time.csv").write_text("Step,Computing,Free\n" + "1" * 5000)
+    result = invoke("perf", "--from", str(tmp_path / "step_trace_time.csv"))
     assert result.code == 2
     assert "a line longer than 1024 characters" in result.err
 

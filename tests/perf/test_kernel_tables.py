@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import csv
 import json
-import tracemalloc
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from ascend_env.perf.kernels import read_kernels
+from ascend_env.perf import kernel_batches
 from ascend_env.perf.summarize import summarize
 from tests.cli_invoke import invoke
 from tests.perf.profiler_files import KERNEL_DETAILS, TRACE_VIEW, needs_fixtures
 
 pytestmark = needs_fixtures
+ROOT = Path(__file__).resolve().parents[2]
 LEVEL0_HEADER = ["Device_id", "Name", "Type", "Accelerator Core", "Start Time(us)",
                  "Duration(us)", "Wait Time(us)", "Block Num", "Mix Block Num", "Input Shapes",
                  "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
@@ -123,19 +125,23 @@ def test_one_line_per_row_whatever_the_cells_hold(tmp_path: Path) -> None:
     assert lines[top + 1:top + 4] == kernel_lines
 
 
-def test_an_unreadable_table_leaves_its_figures_absent(tmp_path: Path) -> None:
-    """The rank's kernel table breaks past its first rows (a field longer than the csv
-    module's limit): no figure of it is kept, and its trace's task types do not replace
-    them."""
+def test_an_unreadable_table_leaves_its_figures_absent(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rank's kernel table breaks blocks past its start (a duration that is no number):
+    no figure of it is kept, not even the blocks before, and its trace's task types do not
+    replace them."""
+    monkeypatch.setattr(kernel_batches, "BLOCK", 16 * 1024)
     output = tmp_path / "node1_1_20260101000000000_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     output.mkdir(parents=True)
     (output.parent / "profiler_info_0.json").write_text("{}")
-    broken = KERNEL_DETAILS.read_text() + '"' + "x" * 200_000 + '"\n'
-    (output / "kernel_details.csv").write_text(broken)
+    header, *body = KERNEL_DETAILS.read_text().splitlines()
+    cells = body[0].split(",")
+    broken = ",".join([*cells[:9], "garbage", *cells[10:]])
+    (output / "kernel_details.csv").write_text("\n".join([header, *body * 20, broken]) + "\n")
     (output / "trace_view.json").write_bytes(TRACE_VIEW.read_bytes())
     summary = summarize(tmp_path)
     [unread] = [n for n in summary.unread if n.kind == "kernels"]
-    assert "field larger than field limit" in unread.note
+    assert "invalid value 'garbage'" in unread.note
     assert summary.core_types == [] and summary.task_types == []
     assert summary.top_kernels == [] and summary.kernel_types == []
     assert any("kernel figures of rank 0" in a for a in summary.absent)
@@ -153,17 +159,24 @@ def _replicated(path: Path, rows: int) -> Path:
     return path
 
 
+PEAK = ("import resource, sys; from pathlib import Path; "
+        "from ascend_env.perf.kernels import read_kernels; "
+        "read = read_kernels(Path(sys.argv[1])); "
+        "print(sum(c.count for c in read.totals.core_list()), "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+
+
 def test_memory_does_not_grow_with_the_rows(tmp_path: Path) -> None:
-    """Rows are summed as they are read: the peak of Python allocations reading 40,000 rows
-    is that of reading 2,000, and a small part of the file."""
-    small = _replicated(tmp_path / "small_kernel_details.csv", 2_000)
-    large = _replicated(tmp_path / "large_kernel_details.csv", 40_000)
-    peaks = []
-    for path, rows in ((small, 2_000), (large, 40_000)):
-        tracemalloc.start()
-        read = read_kernels(path)
-        peaks.append(tracemalloc.get_traced_memory()[1])
-        tracemalloc.stop()
-        assert sum(c.count for c in read.totals.core_list()) == rows
-    assert peaks[1] < 1.5 * peaks[0]
-    assert peaks[1] < large.stat().st_size / 4
+    """Rows are summed block by block: reading 100,000 rows (a 40 MB table) takes the peak
+    memory of reading 5,000, give or take a few blocks, in a fresh interpreter each."""
+    peaks = {}
+    for rows in (5_000, 100_000):
+        path = _replicated(tmp_path / f"{rows}_kernel_details.csv", rows)
+        done = subprocess.run([sys.executable, "-c", PEAK, str(path)], cwd=ROOT,
+                              capture_output=True, text=True, check=True)
+        counted, peak_kb = done.stdout.split()
+        assert int(counted) == rows
+        peaks[rows] = int(peak_kb) / 1024
+    size_mb = (tmp_path / "100000_kernel_details.csv").stat().st_size / 1e6
+    assert size_mb > 35
+    assert peaks[100_000] < peaks[5_000] + 16, peaks
