@@ -88,9 +88,15 @@ def parse_hccn_net_health(text: str) -> str | None:
     return _field(text, "net health status")
 
 
+# What `-netdetect -g` prints for a port whose detect address was never set: the tool prints
+# the stored IPv4 address in dotted form, and an unset one is zero.
+NETDETECT_UNSET = "0.0.0.0"
+
+
 def parse_hccn_netdetect(text: str) -> str | None:
-    """`-netdetect -g`: `netdetect address: 10.0.0.1` -> the address."""
-    return _field(text, "netdetect address")
+    """`-netdetect -g`: `netdetect address: 10.0.0.1` (some builds: `netdetect addr:`) -> the
+    address; `0.0.0.0` where none is set."""
+    return _field(text, "netdetect address") or _field(text, "netdetect addr")
 
 
 def parse_hccn_gateway(text: str) -> dict[str, str] | None:
@@ -226,7 +232,9 @@ def _device(network: DeviceNetwork, query: str, text: str) -> bool:
         return counts is not None
     if query in ("link", "net_health", "netdetect"):
         word = PARSERS["hccn_" + query](text)
-        setattr(network, {"net_health": "health"}.get(query, query), word)
+        # An unset detect address is read, and is "not set", not an address to ping.
+        setattr(network, {"net_health": "health"}.get(query, query),
+                None if query == "netdetect" and word == NETDETECT_UNSET else word)
         return word is not None
     if query in ("optical", "lldp", "tls"):
         pairs = PARSERS["hccn_" + query](text)

@@ -15,7 +15,9 @@ from ascend_env.facts.model import (
     HostNic,
     NetworkFacts,
 )
+from ascend_env.facts.network import _device as read_port
 from ascend_env.spec.envspec import build_spec
+from tests.facts.captures import DATA
 
 
 def host(k: int, changes: dict[str, dict[str, Any]] | None = None,
@@ -92,6 +94,22 @@ def test_an_unknown_health_word_and_unread_output_never_pass() -> None:
     hosts, _ = run(odd)
     assert hosts["sim1"]["network.health"].status == "warn"
     assert hosts["sim1"]["network.links"].status == "warn"
+
+
+def test_an_unset_detect_address_is_not_set_not_unreadable() -> None:
+    """hccn_tool prints 0.0.0.0 for a port whose detect address was never set (the real sample
+    in tests/data/hccn_netdetect/unset.txt): a missing setting with its fix, not an answer the
+    doctor cannot read."""
+    answer = (DATA / "hccn_netdetect" / "unset.txt").read_text()
+    port = DeviceNetwork(device=0)
+    assert read_port(port, "netdetect", answer) is True
+    assert port.netdetect is None
+    unset = host(1, {"0": {"netdetect": port.netdetect}})
+    hosts, _ = run(unset, spec=PLAN)
+    result = hosts["sim1"]["network.detect-gateway"]
+    assert result.status == "fail" and result.fix is not None
+    assert result.message == "device 0: no detect address"
+    assert "cannot read" not in result.message
 
 
 def test_the_file_and_the_live_ports_must_agree() -> None:

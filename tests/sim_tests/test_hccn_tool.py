@@ -73,6 +73,14 @@ def test_answers_have_the_real_shapes(host: Path, capsys: pytest.CaptureFixture[
     assert code != 0 and out == "The device is not exist!\n"
 
 
+def test_a_bare_port_answers_as_the_real_tool(host: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A port set up by nobody: its detect address prints as the real tool prints an unset one."""
+    network.write_ports(host / "fabric", {"schema": network.FABRIC_SCHEMA, "host": "sim1",
+                                          "devices": {"0": network.bare_port()}})
+    assert run(capsys, "-i", "0", "-netdetect", "-g")[1] == real("hccn_netdetect", "unset")
+
+
 def test_setters_persist_to_the_fabric_and_hccn_conf(
         host: Path, capsys: pytest.CaptureFixture[str]) -> None:
     network_faults.apply(host / "fabric", host, "sim1", "no-address", device=1)
