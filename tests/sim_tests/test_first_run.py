@@ -45,6 +45,8 @@ def test_the_first_quick_start_command_installs_and_doctors_a_simulated_host(
     # doctor: green, the thread settings install wrote included
     doctor_part = out.split(typed[2], 1)[1]
     assert "1 host(s): 1 ok, 0 failed, 0 unreachable" in doctor_part, doctor_part
+    # The simulated tool answers as the real one does: nothing the doctor cannot read.
+    assert "cannot read" not in doctor_part, doctor_part
     assert "On real hosts" in out and "ascend-env install --spec lab-a2.yaml --inventory " \
         "hosts.ini --repo ascend-repo --allow-reboot" in out
     assert (root / ".venv" / "bin" / "ascend-env").exists()
