@@ -21,7 +21,7 @@ import time
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 if __name__ != "__main__":  # imported; run as a program, probe_io's source ran first
-    from .probe_io import DEFAULT_JOBS, Commands, Job, Json, Tree, id_name
+    from .probe_io import DEFAULT_JOBS, Commands, Job, Json, Tree, process_info
 
 # The docstring's first line (on a target probe_io's docstring comes first).
 DESCRIPTION = ("Capture the raw state of one Ascend host (or container, or chroot) as one JSON "
@@ -355,7 +355,7 @@ def first_jobs(tree: Tree, bases: Sequence[str], python: str, users: Sequence[st
     return jobs
 
 
-def npu_jobs(records: Dict[str, Json]) -> List[Job]:
+def npu_jobs(records: Dict[str, Json], boards: bool = True) -> List[Job]:
     """Per-device queries, for the IDs `npu-smi info -l` lists (they need not be 0..N-1)."""
     listing = records.get(NPU_SMI_LIST)
     if not listing or listing["rc"] != 0:
@@ -367,7 +367,7 @@ def npu_jobs(records: Dict[str, Json]) -> List[Job]:
     a3 = bool(table and table["rc"] == 0 and A3_TABLE_MARK in table["stdout"])
     jobs: List[Job] = [(NPU_SMI_MAP, _argv(NPU_SMI_MAP), None)] if a3 else []
     for npu, chips in _npu_ids(listing["stdout"]):
-        keys = [NPU_SMI_BOARD.format(npu=npu)]
+        keys = [NPU_SMI_BOARD.format(npu=npu)] if boards else []
         if not all_ok:
             keys.append(NPU_SMI_HEALTH.format(npu=npu))
             keys += [NPU_SMI_CHIP_HEALTH.format(npu=npu, chip=chip) for chip in range(chips)]
@@ -425,7 +425,7 @@ def capture(args: argparse.Namespace) -> Json:
     commands.start(network_jobs(tree, hccn) + (ip_jobs if args.network else []))
     # The per-device queries need the IDs `npu-smi info -l` lists.
     commands.wait([NPU_SMI_INFO, NPU_SMI_LIST])
-    commands.start(npu_jobs(commands.records))
+    commands.start(npu_jobs(commands.records, args.boards))
     commands.wait([key for key in commands.pending if " -link -g" in key])
     commands.start(optical_jobs(commands.records, tree, hccn))
     commands.close()
@@ -439,8 +439,9 @@ def capture(args: argparse.Namespace) -> Json:
         "root": tree.root or "/",
         "options": {"install_path": install_path, "install_paths": bases,
                     "python": args.python, "commands": commands.enabled,
-                    "network": args.network, "timeout_s": args.timeout},
-        "process": _process_info(),
+                    "network": args.network, "boards": args.boards,
+                    "timeout_s": args.timeout},
+        "process": process_info(),
         "uname": {"sysname": uname.sysname, "release": uname.release,
                   "version": uname.version, "machine": uname.machine},
         "files": tree.files,
@@ -452,20 +453,6 @@ def capture(args: argparse.Namespace) -> Json:
         "errors": tree.errors,
         "duration_s": round(time.monotonic() - started, 3),
     }
-
-
-def _process_info() -> Json:
-    """Who the probe runs as, with group names (what `id` prints), and what it may use."""
-    gid, groups = os.getgid(), sorted(os.getgroups())
-    names = {str(g): id_name("group", g) for g in dict.fromkeys([gid, *groups])}
-    info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": gid, "groups": groups,
-                  "user": id_name("user", os.geteuid()),
-                  "group_names": {g: name for g, name in names.items() if name is not None},
-                  "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
-                  "executable": sys.executable}
-    if hasattr(os, "sched_getaffinity"):
-        info["affinity"] = sorted(os.sched_getaffinity(0))
-    return info
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -490,6 +477,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         help="also record FILE's text and stat; repeatable")
     add("--no-network", dest="network", action="store_false",
         help="leave out the NPUs' ports and the host's interfaces (hccn_tool, ip)")
+    add("--no-boards", dest="boards", action="store_false",
+        help="leave out each NPU's board page (npu-smi info -t board)")
     add("-o", "--output", metavar="FILE", help="write the JSON here instead of stdout")
     return parser.parse_args(argv)
 

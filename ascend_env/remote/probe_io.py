@@ -19,6 +19,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -166,6 +167,20 @@ def id_name(kind: str, number: int) -> Optional[str]:
         return pwd.getpwuid(number).pw_name if kind == "user" else grp.getgrgid(number).gr_name
     except KeyError:
         return None
+
+
+def process_info() -> Json:
+    """Who the probe runs as, with group names (what `id` prints), and what it may use."""
+    gid, groups = os.getgid(), sorted(os.getgroups())
+    names = {str(g): id_name("group", g) for g in dict.fromkeys([gid, *groups])}
+    info: Json = {"uid": os.getuid(), "euid": os.geteuid(), "gid": gid, "groups": groups,
+                  "user": id_name("user", os.geteuid()),
+                  "group_names": {g: name for g, name in names.items() if name is not None},
+                  "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
+                  "executable": sys.executable}
+    if hasattr(os, "sched_getaffinity"):
+        info["affinity"] = sorted(os.sched_getaffinity(0))
+    return info
 
 
 # -- commands ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ascend_env.core.resources import remote_source
 from ascend_env.facts.assemble import facts_from_capture
 from ascend_env.facts.capture import Capture, parse_capture
 from ascend_env.install.captured import captured_extras, file_current, first_line
+from ascend_env.remote import probe as probe_program
 
 PROFILE = "/etc/profile.d/ascend-env.sh"
 LD_CONF = "/etc/ld.so.conf.d/ascend-env.conf"
@@ -81,3 +82,17 @@ def test_no_network_reads_no_port_and_says_so(tmp_path: Path) -> None:
     assert capture.options["network"] is False
     assert not [key for key in capture.commands if key.startswith(("hccn_tool", "ip -o"))]
     assert facts_from_capture(capture).network.captured is False
+
+
+def test_no_boards_asks_no_board_page() -> None:
+    listing = {"rc": 0, "stdout": "NPU ID : 0\nChip Count : 1\nNPU ID : 1\nChip Count : 1\n"}
+    table = {"rc": 0, "stdout": "| 0  910B3 | OK | 93.0 |\n"}
+    records = {probe_program.NPU_SMI_LIST: listing, probe_program.NPU_SMI_INFO: table}
+    assert [key for key, _, _ in probe_program.npu_jobs(records)] == [
+        "npu-smi info -t board -i 0", "npu-smi info -t board -i 1"]
+    assert probe_program.npu_jobs(records, boards=False) == []
+    # An unhealthy table still gets its health pages: they say why.
+    table["stdout"] = "| 0  910B3 | Alarm | 93.0 |\n"
+    assert [key for key, _, _ in probe_program.npu_jobs(records, boards=False)] == [
+        "npu-smi info -t health -i 0", "npu-smi info -t health -i 0 -c 0",
+        "npu-smi info -t health -i 1", "npu-smi info -t health -i 1 -c 0"]

@@ -662,7 +662,8 @@ def test_the_capture_records_what_it_always_did(tmp_path: Path, layout: str) -> 
     assert document["schema"] == probe.SCHEMA and document["errors"] == []
     assert document["options"] == {"install_path": BASE, "install_paths": [BASE],
                                    "python": sys.executable, "commands": False,
-                                   "network": True, "timeout_s": probe.DEFAULT_TIMEOUT_S}
+                                   "network": True, "boards": True,
+                                   "timeout_s": probe.DEFAULT_TIMEOUT_S}
 
 
 def test_the_document_is_ascii_json_and_text_survives_it(tmp_path: Path) -> None:
