@@ -23,7 +23,7 @@ def _options(*words: str) -> set[str]:
 
 
 @pytest.mark.parametrize("words", [("doctor",), ("collect",), ("smoke",), ("install",),
-                                   ("explain",), ("perf",), ("ranktable",)])
+                                   ("rollback",), ("explain",), ("perf",), ("ranktable",)])
 def test_fleet_options_have_one_spelling_and_ansibles_short_forms(words: tuple[str, ...]
                                                                   ) -> None:
     options = _options(*words)
@@ -33,6 +33,7 @@ def test_fleet_options_have_one_spelling_and_ansibles_short_forms(words: tuple[s
 
 @pytest.mark.parametrize(("words", "concept"), [
     (("fetch",), {"--repo"}), (("install",), {"--repo", "--check", "-C", "-e"}),
+    (("rollback",), {"--repo", "--check", "-C", "-e"}),
     (("image", "build"), {"--repo"}), (("doctor",), {"--check", "-C"}),
     (("smoke",), {"--device"}), (("image", "run-args"), {"--device"}),
     (("image", "validate"), {"--device"}),
