@@ -113,8 +113,8 @@ def test_a_value_the_model_or_a_role_refuses_names_the_variable(variables: dict[
 
 def test_every_option_a_site_yml_role_declares_may_be_set() -> None:
     assert set(playbook_roles("site.yml")) == {
-        "host_lock", "preflight", "ascend", "user", "firmware", "driver", "hdk_reboot", "cann",
-        "python", "env", "state"}
+        "host_lock", "preflight", "ascend", "prerequisites", "user", "firmware", "driver",
+        "hdk_reboot", "cann", "python", "env", "state"}
     options = declared_options("site.yml")
     assert {"hdk_reboot_timeout", "hdk_reboot_command", "user_shell", "cann_install_for_all",
             "preflight_min_free_mb", "ascend_install_path", "ascend_boot_id_file"} <= set(options)
