@@ -107,3 +107,12 @@ def test_no_record_that_looks_like_an_error_passes_silently(part: str) -> None:
 def test_rules_add_to_what_the_entries_alone_recognise_on_the_train_part() -> None:
     entries, full = score(Matcher(rules=()), _train()), score(default_matcher(), _train())
     assert full.family >= entries.family and full.cause > entries.cause
+
+
+def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
+    # Measured with the rules frozen: 227/250 recognised, 200/250 cause first (docs/explain.md).
+    # A floor, so that a change to the entries or rules that loses records is seen; the held-out
+    # part has no floor here: it is measured (benchmarks/explain_corpus.py), not tuned against.
+    full = score(default_matcher(), _train())
+    assert full.share(full.family) >= 0.88 and full.share(full.cause) >= 0.78
+
