@@ -141,8 +141,8 @@ def expected_devices(facts: Facts, spec: EnvSpec | None, chip: Chip | None) -> i
 
 @pytest.fixture(scope="session")
 def fleet(pytestconfig: pytest.Config) -> list[Target]:
-    """Every target at once: a check taking this (not `target`) is a fleet-wide check, run
-    once per doctor run; its findings name the hosts and devices involved."""
+    """Every target at once, for the checks marked `scope("fleet")` (they take this, not
+    `target`): run once per doctor run, their findings name the hosts and devices involved."""
     return _context(pytestconfig).targets
 
 

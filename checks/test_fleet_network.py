@@ -1,4 +1,4 @@
-"""Network across the fleet: checks that see every host at once (the `fleet` fixture).
+"""Network across the fleet: checks that see every host at once (scope `fleet`).
 
 Each runs once per doctor run and names the hosts and devices involved. They judge what no
 single host can: addresses unique across hosts, each device index in one subnet, HCCL's
@@ -16,7 +16,7 @@ from ascend_env.doctor.findings import fail_involving, observe, warn
 from ascend_env.doctor.suite import DoctorContext, Target
 from ascend_env.facts.model import Facts
 
-pytestmark = [pytest.mark.category("network"), pytest.mark.level(1)]
+pytestmark = [pytest.mark.category("network"), pytest.mark.level(1), pytest.mark.scope("fleet")]
 
 PER_HOST_VARS = ("HCCL_IF_IP",)  # each host names its own NIC address: never equal
 

@@ -20,7 +20,7 @@ from ascend_env.image.inspection import DRIVER_SONAMES, ImageContext, ImageScope
 from ascend_env.spec.cann_layout import NEW_LAYOUT
 from ascend_env.spec.envspec import EnvSpec
 
-pytestmark = [pytest.mark.category("image"), pytest.mark.level(1)]
+pytestmark = [pytest.mark.category("image"), pytest.mark.level(1), pytest.mark.scope("image")]
 
 CANN_LIBS = ("libascendcl.so", "libhccl.so", "libge_runner.so", "libgraph.so",
              "libacl_op_compiler.so")

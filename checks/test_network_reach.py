@@ -13,7 +13,7 @@ from ascend_env.doctor.findings import attach_evidence, fail_involving, observe,
 from ascend_env.doctor.reachability import Ping, matrix_document, ping_matrix
 from ascend_env.doctor.suite import Target
 
-pytestmark = [pytest.mark.category("network"), pytest.mark.level(2)]
+pytestmark = [pytest.mark.category("network"), pytest.mark.level(2), pytest.mark.scope("fleet")]
 
 
 def _judge(pings: list[Ping], *, what: str, why: str, manual: str) -> None:

@@ -8,13 +8,47 @@ Two spellings, same result:
 
 The doctor runs pytest with plain asserts (no rewriting), so `assert x, failure(...)` raises
 an AssertionError whose argument is the Finding itself.
+
+What a check records besides (what it saw, its evidence, its last Finding) goes into pytest's
+own record of the running test, `item.user_properties`, which every report of the test
+carries (`report.user_properties`); the doctor's plugin reads the reports.
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
+
+# Names of the properties a check records (pytest's user_properties: name, value).
+OBSERVED = "ascend_env.observed"
+EVIDENCE = "ascend_env.evidence"
+FINDING = "ascend_env.finding"
+
+# The user_properties of the check running now: bound by the doctor's plugin around each
+# test's run protocol (one at a time; a list so that no `global` rebinding is needed).
+_running: list[list[tuple[str, object]]] = []
+
+
+@contextlib.contextmanager
+def recording_into(properties: list[tuple[str, object]]) -> Iterator[None]:
+    """While a test runs, what its check records goes into its `item.user_properties`."""
+    _running.append(properties)
+    try:
+        yield
+    finally:
+        _running.pop()
+
+
+def _record(name: str, value: object) -> None:
+    if _running:
+        _running[-1].append((name, value))
+
+
+def recorded(properties: list[tuple[str, object]], name: str) -> Any:
+    """The last value recorded under `name` in a report's user_properties, or None."""
+    return next((value for key, value in reversed(properties) if key == name), None)
 
 
 @dataclass(frozen=True)
@@ -56,9 +90,9 @@ def failure(*, message: str, observed: str | None = None, expected: str | None =
     """The details of a failed `assert` (see the module docstring)."""
     finding = Finding(message=message, observed=observed, expected=expected, why=why, fix=fix,
                       manual=manual, involved=involved)
-    # Also remembered: under assertion rewriting (pytest inside pytest) the AssertionError
-    # carries text, not the Finding; the doctor's plugin reads it from here then.
-    _failed.set(finding)
+    # Also recorded: under assertion rewriting (pytest inside pytest) the AssertionError
+    # carries text, not the Finding; the doctor's plugin reads it from the report then.
+    _record(FINDING, finding)
     return finding
 
 
@@ -76,17 +110,9 @@ def warn(*, message: str, observed: str | None = None, expected: str | None = No
                                fix=fix, manual=manual))
 
 
-# What a passing check saw, for the JSON report; reset by the doctor's plugin per check.
-_observed: ContextVar[tuple[str | None, str | None] | None] = ContextVar("observed",
-                                                                          default=None)
-
-
 def observe(observed: str | None, expected: str | None = None) -> None:
     """Record what a check saw (and wanted) so that a pass carries evidence too."""
-    _observed.set((observed, expected))
-
-
-_failed: ContextVar[Finding | None] = ContextVar("failed", default=None)
+    _record(OBSERVED, (observed, expected))
 
 
 def fail_involving(involved: tuple[str, ...], **details: str) -> NoReturn:
@@ -94,31 +120,6 @@ def fail_involving(involved: tuple[str, ...], **details: str) -> NoReturn:
     raise CheckFailure(failure(involved=involved, **details))
 
 
-def take_failure() -> Finding | None:
-    """The Finding of the last `failure(...)` call, cleared."""
-    value = _failed.get()
-    _failed.set(None)
-    return value
-
-
-def take_observed() -> tuple[str | None, str | None]:
-    """The last `observe` call's values, cleared."""
-    value = _observed.get()
-    _observed.set(None)
-    return value or (None, None)
-
-
-# Free-form evidence of a check (the smoke workloads' JSON), for the report's `evidence` field.
-_evidence: ContextVar[dict[str, Any] | None] = ContextVar("evidence", default=None)
-
-
 def attach_evidence(document: dict[str, Any]) -> None:
     """Put a document (e.g. smoke evidence) into this check's report entry, pass or fail."""
-    _evidence.set(document)
-
-
-def take_evidence() -> dict[str, Any] | None:
-    """The last attached evidence, cleared."""
-    value = _evidence.get()
-    _evidence.set(None)
-    return value
+    _record(EVIDENCE, document)

@@ -1,10 +1,13 @@
 """The check suite, run in-process: pytest over checks/ with the doctor's plugin.
 
-One test is one check (docstring `id: title`, a category marker, a level marker), run once
-per target through the `target` parameter; the plugin selects by level and `--only`, and
-turns each test report into a CheckResult (observed, expected, why, the fix). Checks run
-through pytest's own runtest protocol, so marks and fixtures behave as under `pytest checks/`,
-which runs the same suite on this machine with a terminal.
+One test is one check (docstring `id: title`, a category marker, a level marker, a scope
+marker where it is not one host's), run once per target through the `target` parameter or,
+marked `scope("fleet")`, once for every target at once; the plugin selects by level and
+`--only`, and turns each test report into a CheckResult (observed, expected, why, the fix)
+from what the report carries: its outcome, the exception it ended with and the
+user_properties the check recorded (findings.py). Checks run through pytest's own runtest
+protocol, so marks and fixtures behave as under `pytest checks/`, which runs the same suite on
+this machine with a terminal.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import pytest
 from pluggy import HookimplMarker
@@ -24,12 +27,14 @@ from pluggy import HookimplMarker
 from ascend_env.core.errors import UsageError
 from ascend_env.core.resources import shipped_dir
 from ascend_env.doctor.findings import (
+    EVIDENCE,
+    FINDING,
+    OBSERVED,
     CheckFailure,
     CheckWarning,
     Finding,
-    take_evidence,
-    take_failure,
-    take_observed,
+    recorded,
+    recording_into,
 )
 from ascend_env.doctor.report import CheckResult, FixRef, Status
 from ascend_env.facts.model import Facts
@@ -45,9 +50,14 @@ if TYPE_CHECKING:
 hookimpl = HookimplMarker("pytest")
 
 PLUGIN_NAME = "ascend_env_doctor"
-# Where a fleet-wide check's result goes: it takes the `fleet` fixture (every target at once)
-# instead of `target`, runs once per doctor run and names the hosts and devices it is about.
+# A check's scope (its `scope` marker, checks/pytest.ini): one host's (the default, once per
+# target), the fleet's (the `fleet` fixture instead of `target`: once per doctor run, naming
+# the hosts and devices it is about) or an image's (once per image, under `image build`).
+Scope = Literal["host", "fleet", "image"]
+# Where a fleet-wide check's result goes.
 FLEET = "\0fleet"
+# The report attribute that carries the exception a phase ended with (the object, not text).
+RAISED = "doctor_raised"
 
 
 @dataclass
@@ -93,6 +103,7 @@ class CheckInfo:
     title: str
     category: str
     level: int
+    scope: Scope = "host"
 
 
 def check_info(item: pytest.Item) -> CheckInfo:
@@ -106,8 +117,14 @@ def check_info(item: pytest.Item) -> CheckInfo:
     if not sep or " " in check_id.strip() or category is None:
         raise UsageError(f"{item.nodeid}: a check needs a docstring 'id: title' and a "
                          "category marker")
+    marked = item.get_closest_marker("scope")
+    name = str(marked.args[0]) if marked else "host"
+    scopes: tuple[Scope, ...] = get_args(Scope)
+    if name not in scopes:
+        raise UsageError(f"{item.nodeid}: scope {name!r} is not one of {', '.join(scopes)}")
     return CheckInfo(id=check_id.strip(), title=title.strip().rstrip("."),
-                     category=str(category.args[0]), level=int(level.args[0]) if level else 1)
+                     category=str(category.args[0]), level=int(level.args[0]) if level else 1,
+                     scope=scopes[scopes.index(name)])
 
 
 def selected(info: CheckInfo, only: tuple[str, ...]) -> bool:
@@ -131,14 +148,12 @@ class DoctorPlugin:
         self.fleet_results: list[CheckResult] = []
         self.collect_errors: list[str] = []
         self._selected: dict[str, tuple[CheckInfo, str]] = {}  # node id: check, target name
-        # A report carries the text of what a phase raised; a row needs the Finding object.
-        self._raised: dict[tuple[str, str], BaseException] = {}
         self._setup_s: dict[str, float] = {}
 
     def _wanted(self, info: CheckInfo) -> bool:
         # Image-scope checks (checks/test_image.py) run only when `image build|validate`
         # hands an image context (ascend_env/image/inspection.py); a host never lists them.
-        image_only = info.category == "image" and getattr(self.context, "scope", None) is None
+        image_only = info.scope == "image" and getattr(self.context, "scope", None) is None
         return info.level <= self.context.level and selected(info, self.context.only) \
             and not image_only
 
@@ -149,10 +164,18 @@ class DoctorPlugin:
         config.option.tbstyle = "native"
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        if "target" in metafunc.fixturenames:
-            # Read here so that a check without an identity is a collection error of its
-            # module, which both the doctor and `pytest checks/` name.
-            check_info(metafunc.definition)
+        # Read here so that a check without an identity, or one that reads a single host
+        # against its scope, is a collection error of its module, which both the doctor and
+        # `pytest checks/` name.
+        info = check_info(metafunc.definition)
+        reads_a_host = "target" in metafunc.fixturenames
+        if (info.scope == "fleet") == reads_a_host:
+            raise UsageError(
+                f"{metafunc.definition.nodeid}: a fleet-scope check takes `fleet`, not one "
+                "host's fixtures" if reads_a_host else
+                f"{metafunc.definition.nodeid}: a check that reads no host's fixtures "
+                "(`target`, `facts`...) is marked @pytest.mark.scope(\"fleet\")")
+        if reads_a_host:
             targets = self.context.targets
             # Session scope: a host's checks run together and the fixtures of checks/conftest.py
             # are made once per host (a skip too), not once per check and host.
@@ -178,10 +201,10 @@ class DoctorPlugin:
             listed.setdefault(info)
             callspec = getattr(item, "callspec", None)
             target = callspec.params.get("target") if callspec is not None else None
-            if isinstance(target, Target):
-                self._selected[item.nodeid] = (info, target.name)
-            elif "fleet" in getattr(item, "fixturenames", ()):
+            if info.scope == "fleet":
                 self._selected[item.nodeid] = (info, FLEET)
+            elif isinstance(target, Target):
+                self._selected[item.nodeid] = (info, target.name)
         self.checks = list(listed)
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -191,22 +214,24 @@ class DoctorPlugin:
         if report.failed:  # a broken check module: say which and why, there is no terminal
             self.collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip()[-2000:]}")
 
-    def pytest_runtest_logstart(self) -> None:
-        # What a check observes or attaches is its own: nothing left by the one before.
-        take_observed()
-        take_failure()
-        take_evidence()
+    @hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
+                                ) -> Generator[None, object, object]:
+        # What the check observes, attaches or finds goes into its own item's record.
+        with recording_into(item.user_properties):
+            return (yield)
 
     @hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report: pytest.TestReport = yield
-        if call.excinfo is not None:
-            self._raised[(item.nodeid, call.when)] = call.excinfo.value
+        # A report carries the text of what a phase raised; a row needs the object (the
+        # Finding, a skip's message), so the report carries that too.
+        setattr(report, RAISED, call.excinfo.value if call.excinfo is not None else None)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        raised = self._raised.pop((report.nodeid, report.when), None)
+        raised: BaseException | None = getattr(report, RAISED, None)
         check = self._selected.get(report.nodeid)
         if check is None:
             return
@@ -234,7 +259,8 @@ def result_of(info: CheckInfo, report: pytest.TestReport, raised: BaseException 
     """The row of a check from the report of the phase that decided it and what it raised."""
 
     base = {"id": info.id, "title": info.title, "category": info.category,
-            "level": info.level, "duration_s": duration_s, "evidence": take_evidence()}
+            "level": info.level, "duration_s": duration_s,
+            "evidence": recorded(report.user_properties, EVIDENCE)}
     xfail_reason = getattr(report, "wasxfail", None)
     if report.skipped:
         if xfail_reason is not None:  # an xfail mark (or pytest.xfail) and it failed
@@ -244,14 +270,14 @@ def result_of(info: CheckInfo, report: pytest.TestReport, raised: BaseException 
             return CheckResult(status="skip", message=str(raised.msg), **base)
         return CheckResult(status="skip", message=_skip_reason(report), **base)
     if report.passed:
-        observed, expected = take_observed()
+        observed, expected = recorded(report.user_properties, OBSERVED) or (None, None)
         message = _xfail("passed, though marked xfail", xfail_reason) \
             if xfail_reason is not None else ""
         return CheckResult(status="pass", observed=observed, expected=expected,
                            message=message, **base)
     if raised is None:  # failed without an exception: a strict xfail mark that passed
         return CheckResult(status="fail", message=report.longreprtext.strip(), **base)
-    return _failed(raised, report.when, base)
+    return _failed(raised, report.when, base, recorded(report.user_properties, FINDING))
 
 
 def _xfail(what: str, reason: str) -> str:
@@ -265,7 +291,8 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return report.longreprtext.strip()
 
 
-def _failed(error: BaseException, when: str, base: dict[str, Any]) -> CheckResult:
+def _failed(error: BaseException, when: str, base: dict[str, Any],
+            recorded_finding: Finding | None) -> CheckResult:
     """A failed phase: the Finding the check raised (fail, warn), else an error in it."""
     finding: Finding | None = None
     status: Status = "fail"
@@ -276,8 +303,8 @@ def _failed(error: BaseException, when: str, base: dict[str, Any]) -> CheckResul
     elif isinstance(error, AssertionError) and error.args and \
             isinstance(error.args[0], Finding):
         finding = error.args[0]
-    elif isinstance(error, AssertionError) and (recorded := take_failure()) is not None:
-        finding = recorded
+    elif isinstance(error, AssertionError) and recorded_finding is not None:
+        finding = recorded_finding
     elif isinstance(error, AssertionError):
         return CheckResult(status="fail", message=str(error) or "assertion failed", **base)
     else:

@@ -257,3 +257,106 @@ def test_results_on_real_captures() -> None:
     for name in [t.name for t in targets] + ["(fleet)"]:
         pairs = zip(results[name], by_host[name], strict=True)
         assert all(row.status in AS_PYTEST[category] for row, category in pairs), name
+
+
+FLEET_CONFTEST = DEMO_CONFTEST + '''
+
+@pytest.fixture(scope="session")
+def fleet(pytestconfig):
+    plugin = next(p for p in pytestconfig.pluginmanager.get_plugins()
+                  if isinstance(p, DoctorPlugin))
+    return plugin.context.targets
+'''
+
+FLEET_CHECKS = '''
+import pytest
+
+from ascend_env.doctor.findings import attach_evidence, fail_involving, observe
+
+pytestmark = [pytest.mark.category("demo"), pytest.mark.level(1)]
+
+
+def test_observes(facts):
+    """demo.observes: records what it saw and attaches evidence."""
+    observe("seen here", "wanted here")
+    attach_evidence({"host": "evidence"})
+
+
+def test_says_nothing(facts):
+    """demo.silent: passes without recording anything."""
+
+
+@pytest.mark.scope("fleet")
+def test_every_host(fleet):
+    """demo.fleet: sees every target at once."""
+    fail_involving(tuple(t.name for t in fleet), message="the hosts disagree",
+                   observed=f"{len(fleet)} hosts")
+'''
+
+
+class Properties:
+    """What each deciding report of a test carries in its user_properties."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[str, object]]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.seen[report.nodeid.split("::")[1]] = list(report.user_properties)
+
+
+def suite_of(root: Path, checks: str, module: str = "test_scoped") -> Path:
+    """A suite of these checks; each in-process run names its module apart (pytest imports a
+    module name once per process)."""
+    suite = root / "scoped_checks"
+    suite.mkdir()
+    shutil.copy(shipped_dir("checks") / "pytest.ini", suite / "pytest.ini")
+    (suite / "conftest.py").write_text(textwrap.dedent(FLEET_CONFTEST))
+    (suite / f"{module}.py").write_text(textwrap.dedent(checks))
+    return suite
+
+
+def test_a_fleet_scope_check_runs_once_and_results_travel_on_pytest_reports(
+        tmp_path: Path) -> None:
+    """The scope marker makes a fleet check; what checks record rides on their reports."""
+    targets = [Target(name="h1", facts=Facts()), Target(name="h2", facts=Facts())]
+    plugin = DoctorPlugin(DoctorContext(targets=targets))
+    properties = Properties()
+    with _quiet_pytest_env():
+        code = pytest.main(["-c", str(shipped_dir("checks") / "pytest.ini"), "-q",
+                            "-p", "no:cacheprovider", "--import-mode=importlib",
+                            "--rootdir", str(tmp_path),
+                            str(suite_of(tmp_path, FLEET_CHECKS))],
+                           plugins=[plugin, properties])
+    assert code == pytest.ExitCode.TESTS_FAILED
+    assert [(r.id, r.status, r.involved, r.observed) for r in plugin.fleet_results] == [
+        ("demo.fleet", "fail", ["h1", "h2"], "2 hosts")]
+    for host in ("h1", "h2"):
+        rows = by_id(plugin, host)
+        assert set(rows) == {"demo.observes", "demo.silent"}
+        assert (rows["demo.observes"]["observed"], rows["demo.observes"]["expected"]) == (
+            "seen here", "wanted here")
+        assert rows["demo.observes"]["evidence"] == {"host": "evidence"}
+        # Nothing of the check before: each test records into its own item.
+        assert (rows["demo.silent"]["observed"], rows["demo.silent"]["evidence"]) == (
+            None, None)
+    # pytest's own report of the test carries what the check recorded.
+    assert ("ascend_env.observed", ("seen here", "wanted here")) in \
+        properties.seen["test_observes[h1]"]
+    assert properties.seen["test_says_nothing[h2]"] == []
+
+
+@pytest.mark.parametrize(("checks", "says"), [
+    (FLEET_CHECKS.replace('@pytest.mark.scope("fleet")\n', ""),
+     "test_every_host: a check that reads no host's fixtures (`target`, `facts`...) is "
+     'marked @pytest.mark.scope("fleet")'),
+    (FLEET_CHECKS.replace("def test_every_host(fleet):", "def test_every_host(fleet, facts):"),
+     "test_every_host: a fleet-scope check takes `fleet`, not one host's fixtures"),
+    (FLEET_CHECKS.replace('scope("fleet")', 'scope("rack")'),
+     "test_every_host: scope 'rack' is not one of host, fleet, image"),
+], ids=["fleet-unmarked", "fleet-reads-a-host", "unknown-scope"])
+def test_a_check_against_its_scope_is_a_suite_error(checks: str, says: str,
+                                                    tmp_path: Path) -> None:
+    plugin = DoctorPlugin(DoctorContext(targets=[Target(name="h1", facts=Facts())]))
+    run_suite(suite_of(tmp_path, checks, f"test_scoped_{abs(hash(says))}"), plugin)
+    assert any(says in error for error in plugin.collect_errors), plugin.collect_errors
