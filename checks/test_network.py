@@ -31,8 +31,8 @@ pytestmark = [pytest.mark.category("network"), pytest.mark.level(1)]
 FIX_HINT = ("ascend-env doctor --fix --spec SPEC (network-ip: sets the plan's addresses with "
             "hccn_tool -i N -ip -s ...)")
 # The words `hccn_tool -net_health -g` prints: g_net_health_status in Huawei's open-sourced
-# hccn_tool source (find_string '"Detect ip set"', read_file id 54781384364). Only Success is
-# healthy; a word outside the list is not understood: never a pass.
+# hccn_tool source (https://github.com/hicann/driver/blob/ef377e950a32b1641c108c59481e39e9643b7d63/src/custom/network/hccn/ascend910B/hccn_tool/tool_ops.c).
+# Only Success is healthy; a word outside the list is not understood: never a pass.
 HEALTH_WORDS = ("Success", "Socket fail", "Receive timeout", "Unreachable", "Time exceeded",
                 "Fault", "Init", "Thread error", "Detect ip set", "Unknown")
 # A port that went down this often since the driver started is flapping: HCCL's links on it

@@ -2,8 +2,9 @@
 
 Over RoCE (hccn_tool -ping to the peer's address, pkt 1) and, on A3 SuperPoD hosts, over HCCS
 to the peer die in the same super pod (hccn_tool -hccs_ping by its SDID, which the tool takes
-as `sdid S` beside `address A`: Huawei's open-sourced hccn_tool, g_ping_parse, read_file id
-54654522539). One ping per ordered pair, all of a host's pings in one round trip
+as `sdid S` beside `address A`: Huawei's open-sourced hccn_tool, g_ping_parse in
+https://github.com/hicann/driver/blob/ef377e950a32b1641c108c59481e39e9643b7d63/src/custom/network/hccn/ascend910B/hccn_product_ext/tool_cmd.c).
+One ping per ordered pair, all of a host's pings in one round trip
 (remote/hccn_ping.py runs them in parallel there), every host at once: a fleet's matrix takes
 about as long as one host's slowest ping, not hosts x devices pings.
 """

@@ -4,11 +4,12 @@ Every NPU of a multi-host job needs an address on its RoCE port (`hccn_tool -i N
 persisted in /etc/hccn.conf). The vendor's rule for clusters is that device i of every server
 sits in one subnet ("the devices corresponding to each AI server must be in the same network
 segment", and every address unique: Huawei's PyTorch multi-server guide, quoted in a public
-GitHub file, find_string 'hccn_tool -i 1 -ip -s address', read_file id 40012982997). The usual
-plan gives each device index its own subnet (`subnets:`); `hosts:` names addresses one by one
-where a site's plan is irregular (the first-generation Atlas 800 pairs devices 0/4, 1/5, 2/6,
-3/7 in one subnet, same source; many sites put all eight ports of a host in one subnet, as the
-real hccn.conf in tests/data/hccn_conf/ does).
+GitHub file whose repository was not recorded; public notes quoting the same commands name
+as the official page https://support.huaweicloud.com/instg-cli-cann/atlascli_03_0047.html).
+The usual plan gives each device index its own subnet (`subnets:`); `hosts:` names addresses
+one by one where a site's plan is irregular (the first-generation Atlas 800 pairs devices 0/4,
+1/5, 2/6, 3/7 in one subnet, same source; many sites put all eight ports of a host in one
+subnet, as the real hccn.conf in tests/data/hccn_conf/ does).
 
 What can be checked without hosts is checked here (valid addresses and netmasks, no
 overlapping subnets, no address twice, gateways inside their subnet, device i of every host in

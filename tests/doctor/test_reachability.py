@@ -15,8 +15,9 @@ from ascend_env.doctor.suite import Target
 from ascend_env.facts.model import DeviceNetwork, Facts, NetworkFacts
 from ascend_env.remote import hccn_ping
 
-# A multi-node guide's quote of `hccn_tool -i 0 -ping -g address 10.10.100.10` (find_string
-# "recv time out seq", read_file id 20121850198), a good and a lossy answer.
+# A multi-node guide's quote of `hccn_tool -i 0 -ping -g address 10.10.100.10`, a good and a lossy
+# answer (an ATB-Models inference guide on GitHub, found through a code search index; its
+# repository was not recorded and could not be found again).
 REAL_OK = ("device 0 PING 10.10.100.10\nrecv seq=0,time=0.067000ms\nrecv seq=1,time-0.049000ms\n"
            "recv seq=2,time=0.047000ms\n3 packets transmitted, 3 received, 0.00% packet loss\n")
 REAL_LOSSY = ("recv time out seq=O\nrecv seq=1,time=0.097000ms\nrecv seq=2,time=0.066000ms\n"
@@ -58,8 +59,9 @@ def test_answers_onto_pairs_and_the_matrix() -> None:
     assert all(p.answered is None for p in read_answers(pings, "not json"))
 
 
-# An HCCS ping's answer in the shape Huawei's open-sourced hccn_tool prints it (tool_ping_printf,
-# read_file id 54654522539): assembled from its format strings, not quoted from a host.
+# An HCCS ping's answer in the shape Huawei's open-sourced hccn_tool prints it (tool_ping_printf in
+# https://github.com/hicann/driver/blob/ef377e950a32b1641c108c59481e39e9643b7d63/src/custom/network/hccn/ascend910B/hccn_product_ext/tool_cmd.c):
+# assembled from its format strings, not quoted from a host.
 HCCS_OK = ("device 0 PING 192.24.0.1\n\nThis pkt ping success!\n"
            "recv seq 0, time = 3.512us, L1 plane check result = 0x0\n\n"
            "1 packets transmitted, 1 received, 0.00% packets loss\nmax time 3.512us\n"

@@ -8,28 +8,28 @@ bind-mounted into every host of a fleet), so a ping can see the other hosts' por
 setters also rewrite /etc/hccn.conf, as the real tool persists its settings there.
 
 Output shapes, as the real tool prints them:
-- Huawei's open-sourced hccn_tool source (found with find_string "no ip was preset there",
-  read_file id 54919648904; its print list: "Get ipconf failed, because no ip was preset
-  there!", "Get gateway failed, because no gateway was preset there!", "The device is not
-  exist!"; and the ping code, read_file id 54798230827: "device %d PING %s" then the reply
-  lines, an error when they hold "recv time out seq").
+- Huawei's open-sourced hccn_tool source: its print list g_uda_dsmi_err_list ("Get ipconf
+  failed, because no ip was preset there!", "Get gateway failed, because no gateway was preset
+  there!", "The device is not exist!"), https://github.com/hicann/driver/blob/ef377e950a32b1641c108c59481e39e9643b7d63/src/custom/network/hccn/ascend910B/hccn_tool/cmd.c;
+  and the ping code ("device %d PING %s" then the reply lines, an error when they hold "recv
+  time out seq"), https://github.com/hicann/driver/blob/ef377e950a32b1641c108c59481e39e9643b7d63/src/custom/network/hccn/ascend910B/hccn_product_ext/ds_net_ext.c.
 - Multi-node guides quoting the answers: `ipaddr:10.86.1.80` / `netmask:255.255.255.0`,
-  `link status: UP`, `net health status: Success` (read_file id 66446349410);
+  `link status: UP`, `net health status: Success` (an Ascend P2P connector guide);
   `default gateway:11.12.165.1, Iface:eth0`, `netdetect address: 11.12.165.1`, the `-tls -g`
   switch line and the `-lldp -g` `Ifname:` line (tests/data/hccn_*/ name their pages);
   a ping reply block `device 0 PING 10.10.100.10` / `recv seq=0,time=0.067000ms` /
   `3 packets transmitted, 3 received, 0.00% packet loss`, and `recv time out seq=0` for a lost
-  packet (read_file id 20121850198).
+  packet (an ATB-Models inference guide). Those two guides were found through a code search
+  index; their repositories were not recorded and could not be found again.
 - `-hccs_ping -g sdid S` (A3 SuperPoD, over HCCS to the die with that SDID): Huawei's
-  open-sourced hccn_tool (tool_ping_printf, read_file id 54654522539) prints "device %d PING
+  open-sourced hccn_tool (tool_ping_printf in hccn_product_ext/tool_cmd.c) prints "device %d PING
   %s" (the peer's vNIC address), per packet "This pkt ping success!" or "This pkt send fail!"
   and `recv seq N, time = T.TTTus, L1 plane check result = 0x0`, then `N packets transmitted,
   M received, X.XX% packets loss` and max/min/average/TP95 times. The vNIC address (made
   from the SDID here) and the default of 3 packets are ours.
 - `-link_stat -g`: `[devid N]current time        : <ctime>`, `link up count`, `link down
   count`, `link change records :` and one `[devid N]    <ctime>    LINK UP|DOWN` line per
-  change, newest first, as an HCCL troubleshooting page quotes it (read_file id 54587136335;
-  tests/data/hccn_link_stat/).
+  change, newest first, as an HCCL troubleshooting page quotes it (tests/data/hccn_link_stat/).
 """
 
 from __future__ import annotations
