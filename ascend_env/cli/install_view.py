@@ -156,6 +156,7 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
                     console.print(escape(line))
     for note in summary.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    _print_changes(summary)
     _print_roll(summary)
     if summary.interrupted is not None:
         _print_interrupted(summary.interrupted)
@@ -164,6 +165,16 @@ def render_install(summary: InstallSummary, *, as_json: bool) -> None:
         "[red]not every host reached the spec[/red]"
     mode = " (check mode: nothing was changed)" if summary.check else ""
     console.print(f"{verdict}{mode}; full log: {summary.log}")
+
+
+def _print_changes(summary: InstallSummary) -> None:
+    """In check mode, each host's components from -> to, before anything changes."""
+    from ascend_env.install.upgrade_plan import describe  # noqa: PLC0415 - install only
+
+    if not summary.check:
+        return
+    for host, items in summary.changes.items():
+        console.print(f"  {escape(host)}: would go: {escape(describe(items))}")
 
 
 def _print_roll(summary: InstallSummary) -> None:

@@ -37,6 +37,7 @@ from ascend_env.ansible.variables import (
 from ascend_env.core.errors import AscendEnvError, UsageError
 from ascend_env.install.prerequisites import os_package_notes, os_vars
 from ascend_env.install.state import save_records
+from ascend_env.install.upgrade_plan import Change, run_changes
 from ascend_env.repository.installers import Installer, RepoError, verify_repo
 from ascend_env.repository.wheelhouse import PythonStack, bundle, python_stack
 from ascend_env.spec.cann_layout import cann_layout
@@ -63,6 +64,9 @@ class InstallSummary(BaseModel):
     interrupted: Interruption | None = Field(
         None, description="a signal stopped the run: where each host was, the log, and the "
                           "command that continues")
+    changes: dict[str, list[Change]] = Field(
+        default_factory=dict, description="per host, each component from -> to: what "
+        "preflight found and what the run left (in check mode: would leave)")
 
     model_config = {"populate_by_name": True}
 
@@ -249,4 +253,5 @@ def install(spec: EnvSpec, plan: Plan, options: InstallOptions, *,
         raise AscendEnvError(f"ansible-playbook failed before any host ran (exit {rc}); "
                              f"see {log}")
     return InstallSummary(spec=spec.name, digest=spec.digest(), check=options.check,
-                          log=str(log), hosts=results, notes=notes)
+                          log=str(log), hosts=results, notes=notes,
+                          changes=run_changes(log.parent, [host.host for host in results]))

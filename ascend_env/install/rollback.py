@@ -115,8 +115,7 @@ def destinations(targets: dict[str, tuple[InstalledState, InstalledState | None]
         try:
             spec = _spec(goal, hosts[0])
             plan = resolve(spec, catalogue)
-            components = [*COMPONENTS, *(["python"] if goal.venv is not None
-                                         and spec.framework_pins() else [])]
+            components = [*COMPONENTS, *(["python"] if goal.venv is not None else [])]
             verify_repo(plan, repo, set(components))
             rollback = RollbackVars()
             if uninstall is not None:

@@ -30,17 +30,29 @@ def previous_release(cann: str, hdk: str) -> tuple[str, str]:
     return row.cann.raw, row.hdk.raw
 
 
+def previous_torch(cann: str, python: str) -> dict[str, str] | None:
+    """The newest torch_npu the matrix pairs with `cann` that has wheels for `python`."""
+    rows = [row for row in load_matrix().torch_rows(AscendVersion.parse(cann))
+            if python in (row.wheels or row.python)]
+    if not rows:
+        return None
+    row = max(rows, key=lambda r: tuple(int(p) for p in r.torch.split(".")[:3]))
+    return {"version": row.torch, "torch_npu": row.torch_npu}
+
+
 def previous_spec(profile: profiles.SimProfile, cann: str, hdk: str,
                   arch: str | None) -> dict[str, Any]:
     """The profile on the simulated hosts, at the older release: its driver and CANN, no
-    firmware pin (the HDK's own) and no frameworks (the profile's pins need its own CANN)."""
+    firmware pin (the HDK's own), the torch_npu paired with that CANN and no MindSpore (the
+    profile's pins need its own CANN)."""
     doc = profiles.sim_spec(profile, arch)
     doc["name"] = f"{doc['name']}-previous"
     doc["description"] = f"the release before the {profile.chip} profile's: CANN {cann}, HDK {hdk}"
     doc["driver"] = {"version": hdk}
     doc.pop("firmware", None)
     doc["cann"] = dict(doc["cann"], version=cann)
-    doc["frameworks"] = {"torch": None, "mindspore": None}
+    doc["frameworks"] = {"torch": previous_torch(cann, str(doc["python"]["version"])),
+                         "mindspore": None}
     return doc
 
 
