@@ -102,6 +102,7 @@ def summarize(root: Path, *, top: int = TOP, environment: Mapping[str, str] | No
     timelines = _timelines(by_kind, reader)
     _device_and_host(summary, tables, table_ranks, timelines, top)
     _communication(by_kind, reader, summary)
+    summary.absent.extend(_absent(summary))
     summary.steps.sort(key=lambda s: (len(s.rank), s.rank))
     summary.spread = spread(summary.steps)
     has_device = bool(summary.core_types or summary.task_types or summary.steps
@@ -114,6 +115,24 @@ def summarize(root: Path, *, top: int = TOP, environment: Mapping[str, str] | No
         raise InputError(f"--from {root}: no profiler file could be read: {reasons}")
     summary.findings = judge(summary, environment)
     return summary
+
+
+ABSENT = {
+    "step_trace": "the step split of rank {rank}",
+    "cluster_step_trace": "the cluster's step split (each rank's step table stands in where "
+                          "it was read: the same figures)",
+    "trace": "rank {rank}'s timeline figures (host operators, host-device calls, hardware "
+             "tasks, Overlap Analysis lanes)",
+    "communication": "rank {rank}'s HCCL figures",
+    "cluster_communication": "the cluster's HCCL figures",
+}
+
+
+def _absent(summary: Summary) -> list[str]:
+    """What each file that could not be read leaves out (kernel tables are said apart)."""
+    return [f"{ABSENT[n.kind].format(rank=n.rank)}: {n.path} could not be read (see files)"
+            for n in summary.unread if n.kind in ABSENT
+            and not n.note.startswith("the cluster communication file covers")]
 
 
 def _timelines(by_kind: dict[str, list[Found]], reader: _Reader) -> dict[str, Timeline]:
@@ -166,7 +185,9 @@ def _device_and_host(summary: Summary, tables: KernelTotals, table_ranks: set[st
     tasks = KernelTotals()
     host_ops = KernelTotals()
     copies = Copies(acl_recorded=False, host_ops_recorded=False)
-    split_ranks = {s.rank for s in summary.steps}
+    # A rank whose step table could not be read gets no split from its trace either.
+    split_ranks = {s.rank for s in summary.steps} | \
+        {n.rank for n in summary.unread if n.kind == "step_trace" and n.rank}
     cluster_steps = any(n.kind == "cluster_step_trace" for n in summary.files)
     for rank, timeline in timelines.items():
         if rank not in table_ranks:  # a rank with a kernel table, read or not, uses only it
