@@ -39,8 +39,9 @@ class RealHost:
         return data
 
 
-# tests/data/real/explain is no host: it is the corpus of real error lines (tests/explain).
-NOT_HOSTS = frozenset({"explain"})
+# Not hosts: the corpus of real error lines (tests/explain) and msprof's own profiler
+# events (tests/perf).
+NOT_HOSTS = frozenset({"explain", "msprof-timeline"})
 
 
 def real_hosts() -> list[RealHost]:
