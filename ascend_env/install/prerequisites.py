@@ -84,7 +84,7 @@ def verified_files(repo: Path, section: Mapping[str, Any]) -> list[Path]:
     if problems:
         raise RepoError("the repository's OS packages changed since fetch, nothing was "
                         "changed on any host:\n  " + "\n  ".join(problems) +
-                        f"\nRun fetch again: ascend-env fetch --dest {shlex.quote(str(repo))}")
+                        f"\nRun fetch again: ascend-env fetch --repo {shlex.quote(str(repo))}")
     return list(present.values())
 
 

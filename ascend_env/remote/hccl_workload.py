@@ -41,7 +41,7 @@ else:
 if TYPE_CHECKING:
     import torch
 
-# torch is imported inside the functions (noqa PLC0415): the module must harness.load, and report,
+# torch is imported inside the functions (noqa PLC0415): the module must load, and report,
 # on a host where torch is missing, and only after TORCH_DEVICE_BACKEND_AUTOLOAD is set.
 
 SCHEMA = "ascend-env/smoke/hccl/v1"

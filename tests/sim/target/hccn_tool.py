@@ -167,7 +167,8 @@ def answer(cmd: str, device: int, p: dict[str, Any], data: dict[str, Any]) -> tu
         out("net health status: {}\n".format(p.get("health", "Success")))
     elif cmd == "-netdetect":
         if not p.get("netdetect"):
-            # Nothing set: the real tool prints the stored address, zero (tests/data/hccn_netdetect).
+            # Nothing set: the real tool prints the stored address, zero
+            # (tests/data/hccn_netdetect/unset).
             out("netdetect address: 0.0.0.0\n")
         else:
             out("netdetect address: {}\n".format(p["netdetect"]))
