@@ -22,8 +22,8 @@ from ascend_env.core.errors import AscendEnvError
 STATE_SCHEMA = "ascend-env/installed-state/v1"
 # The custom stats the playbook sets per host (playbooks/roles/preflight, roles/state).
 BEFORE_STAT, AFTER_STAT = "ascend_state_before", "ascend_state"
-# A record is a few kilobytes; one beyond this is not ours.
-MAX_RECORD_BYTES = 1 << 20
+# A record is a few kilobytes; preflight's probe reads no more of a file than this.
+MAX_RECORD_BYTES = 256 * 1024
 
 
 class SpecRecord(BaseModel):
