@@ -17,7 +17,7 @@ from ascend_env.doctor.report import FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
 from ascend_env.spec.envspec import EnvSpec
 
-# What install controls: the post-install doctor's categories (workflows/install_checked.py).
+# What install controls: also the post-install doctor's categories (workflows/install_checked.py).
 INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
                       "permissions")
 GATE_CATEGORIES: dict[int, tuple[str, ...]] = {

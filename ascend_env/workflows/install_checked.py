@@ -10,15 +10,15 @@ from pathlib import Path
 from ascend_env.ansible.runner import Event, HostResult
 from ascend_env.doctor.report import FleetReport
 from ascend_env.doctor.run import DoctorOptions, doctor
+from ascend_env.install.gate import INSTALL_CATEGORIES
 from ascend_env.install.provision import InstallOptions, InstallSummary, install
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.plan import Plan
 
 # What install controls, so what its doctor run judges (the full doctor is `ascend-env
-# doctor`). The python role adds the frameworks and their dependencies, the env role the
-# thread settings.
-POST_INSTALL_CATEGORIES = ("hardware", "driver", "firmware", "devices", "cann", "env",
-                           "permissions")
+# doctor`); a roll's gate 1 is the same list (install/gate.py). The python role adds the
+# frameworks and their dependencies, the env role the thread settings.
+POST_INSTALL_CATEGORIES = INSTALL_CATEGORIES
 PYTHON_CATEGORIES = ("frameworks", "python")
 
 
