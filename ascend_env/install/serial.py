@@ -59,8 +59,8 @@ def parse_serial(text: str) -> Serial:
         number = int(match["number"]) if match else 0
         if match is None or number < 1 or (match["percent"] and number > 100) or (
                 not match["percent"] and number > MAX_HOSTS):
-            raise UsageError(f"--serial {text!r}: {item!r} is not a batch size; give a number "
-                             f"of hosts (1-{MAX_HOSTS}) or a percentage (1%-100%), or a list "
-                             "of them such as 1,10%,25%")
+            raise UsageError(f"--serial {text!r:.60}: {item!r:.40} is not a batch size; give "
+                             f"a number of hosts (1-{MAX_HOSTS}) or a percentage (1%-100%), or "
+                             "a list of them such as 1,10%,25%")
         sizes.append(f"{number}%" if match["percent"] else number)
     return Serial(tuple(sizes))
