@@ -2,12 +2,13 @@
 
 The whole 910b profile, frameworks included: the python component installs stand-in torch,
 torch_npu and MindSpore wheels with their dependency closure (tests/wheels.py) offline from
-the repository, so pip's own "already satisfied" check is part of the re-run. Each is printed
-beside a bare `ansible all -m setup` against the same hosts, measured in the
-same run; the goal: a no-change re-run on one host costs at most 3x that reference.
+the repository, so the re-run's check of the venv (its distributions against the closure) is
+part of it. Each is printed beside a bare `ansible all -m setup` against the same hosts,
+measured in the same run; the goals: a no-change re-run costs at most 3x that reference on
+one host, 4x on four.
 The playbook run is what is timed: the post-install doctor is switched off here (its own
 cost is measured by benchmarks/doctor.py).
-Needs root (the simulated hosts of tests/sim). Exit status 1 when the goal is missed.
+Needs root (the simulated hosts of tests/sim). Exit status 1 when a goal is missed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from tests.sim import fleet, packages
 from tests.sim.reboot import FAKE_REBOOT_VARS, prepare_reboots
 from tests.wheels import catalogue_with_frameworks, fill_wheels
 
-GOAL = 3.0
+# No-change re-run / `ansible all -m setup`, at most: on one host, and on the four-host fleet.
+GOALS = {1: 3.0, 4: 4.0}
 ARCH = platform.machine()
 
 
@@ -99,11 +101,14 @@ def main() -> int:
     for hosts, row in rows.items():
         print(f"{hosts:>5} {row['setup']:>16.2f}s {row['fresh']:>13.2f}s {row['rerun']:>15.2f}s"
               f" {row['rerun'] / row['setup']:>12.2f}")
-    ratio = rows[1]["rerun"] / rows[1]["setup"]
-    verdict = "ok" if ratio <= GOAL else "TOO SLOW"
-    print(f"one host: no-change re-run = {ratio:.2f} x ansible -m setup (goal <= {GOAL}): "
-          f"{verdict}")
-    return 0 if ratio <= GOAL else 1
+    missed = 0
+    for hosts, goal in GOALS.items():
+        ratio = rows[hosts]["rerun"] / rows[hosts]["setup"]
+        verdict = "ok" if ratio <= goal else "TOO SLOW"
+        missed += ratio > goal
+        print(f"{hosts} host(s): no-change re-run = {ratio:.2f} x ansible -m setup "
+              f"(goal <= {goal}): {verdict}")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
