@@ -247,7 +247,7 @@ def test_judge_keeps_the_raw_evidence() -> None:
 @pytest.mark.parametrize("chip", sorted(load_chips().chips))
 def test_chip_smoke_figures_cite_sources(chip: str) -> None:
     """A peak or floor needs a registered public source; its absence is said in the note."""
-    data = load_chips().chips[chip]  # type: ignore[index]
+    data = load_chips().chips[chip]
     figures = data.smoke.peak_tflops or data.smoke.hccl_busbw_floor_gbps is not None
     unknown = [label for label in data.smoke.sources if label not in load_matrix().sources]
     assert not unknown
