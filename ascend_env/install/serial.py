@@ -4,7 +4,7 @@ cut a fleet into, by Ansible's own rules.
 Ansible's `serial` keyword takes a number, a percentage or a list of either; each batch takes
 the next size, the last one repeating, a percentage of the whole play's hosts rounded down
 and at least one host (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_strategies.html#setting-the-batch-size-with-serial).
-A gated roll runs one playbook per batch (install/roll.py), so the batches are cut here, with
+A gated roll runs one playbook per batch (workflows/roll.py), so the batches are cut here, with
 Ansible's own percentage helper; tests/install/test_serial.py checks them against the
 batches ansible-playbook itself runs.
 """

@@ -277,6 +277,8 @@ def rollback(options: InstallOptions, catalogue: Catalogue, *, check_after: bool
     found = destinations(previous_states(records), options.repo, catalogue)
     summaries, rolled = run_destinations(found, options, check_after=check_after,
                                          on_event=on_event)
+    if not summaries:
+        raise AscendEnvError("no host to roll back")
     first = summaries[0]
     return RollSummary.model_validate({
         **first.model_dump(by_alias=True), "schema": ROLLBACK_SCHEMA,
