@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ascend_env.core.errors import UsageError
 from ascend_env.core.inputs import load_yaml_bounded, read_text, yaml_problem
 from ascend_env.core.resources import data_names, load_yaml
+from ascend_env.spec.site_files import content_key, site_files
 
 OS_SCHEMA = "ascend-env/os/v1"
 ENV_VAR = "ASCEND_ENV_OS_D"
 DEFAULT_DIR = Path("/etc/ascend-env/os.d")
-MAX_FILES = 256
 ARCHES: tuple[str, ...] = ("aarch64", "x86_64")
 # What `dpkg --print-architecture` and some tools say for the kernel's machine names.
 _ARCH_ALIASES = {"arm64": "aarch64", "amd64": "x86_64", "x86-64": "x86_64"}
@@ -202,33 +202,9 @@ def overlay_paths(overlay: Path | None = None) -> list[Path]:
     given, else `$ASCEND_ENV_OS_D` (`:`-separated; empty = none), else /etc/ascend-env/os.d."""
     setting = os.environ.get(ENV_VAR)
     if overlay is not None:
-        places, named = [overlay], True
-    else:
-        named = setting is not None
-        places = [DEFAULT_DIR] if setting is None else [Path(p) for p in setting.split(":") if p]
-    files: list[Path] = []
-    for place in places:
-        if place.is_dir():
-            files += sorted(p for p in place.iterdir()
-                            if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
-        elif place.exists() or named:
-            files.append(place)  # a missing file named on purpose is an error when read
-    if len(files) > MAX_FILES:
-        raise UsageError(f"{len(files)} OS files under {', '.join(map(str, places))}; at most "
-                         f"{MAX_FILES} are read")
-    return files
-
-
-def _overlay_key(overlay: Path | None) -> tuple[tuple[str, int, int], ...]:
-    key = []
-    for path in overlay_paths(overlay):
-        try:
-            info = path.stat()
-        except OSError:
-            key.append((str(path), -1, -1))
-            continue
-        key.append((str(path), info.st_mtime_ns, info.st_size))
-    return tuple(key)
+        return site_files([overlay], named=True, what="OS files")
+    places = [DEFAULT_DIR] if setting is None else [Path(p) for p in setting.split(":") if p]
+    return site_files(places, named=setting is not None, what="OS files")
 
 
 def _read_site_file(path: Path) -> dict[str, Any]:
@@ -283,7 +259,7 @@ def _entries(document: dict[str, Any], origin: str) -> list[OsEntry]:
 def load_os_keys(overlay: Path | None = None) -> dict[str, OsEntry]:
     """Every OS key: the shipped data, then the site's files (a site file of the same
     distribution and version replaces the shipped one). Cached per the site files' content."""
-    return _load(overlay, _overlay_key(overlay))
+    return _load(overlay, content_key(overlay_paths(overlay)))
 
 
 @cache

@@ -21,11 +21,11 @@ import yaml
 from ascend_env.core.errors import UsageError
 from ascend_env.core.inputs import load_yaml_bounded, read_text, yaml_problem
 from ascend_env.core.versions import same_release
+from ascend_env.spec.site_files import content_key, site_files
 
 OVERLAY_SCHEMA = "ascend-env/matrix-overlay/v1"
 ENV_VAR = "ASCEND_ENV_MATRIX_D"
 DEFAULT_DIR = Path("/etc/ascend-env/matrix.d")
-MAX_FILES = 256  # a site keeps a handful; a directory of thousands is a mistake
 
 # The lists an overlay may add to, and the fields that make two rows the same row: an
 # overlay row with the key of a shipped row replaces it (a site corrects a pairing).
@@ -51,30 +51,12 @@ def overlay_paths() -> list[Path]:
     """The overlay files in the order they apply (each directory's *.yaml sorted by name)."""
     setting = os.environ.get(ENV_VAR)
     places = [DEFAULT_DIR] if setting is None else [Path(p) for p in setting.split(":") if p]
-    files: list[Path] = []
-    for place in places:
-        if place.is_dir():
-            files += sorted(p for p in place.iterdir()
-                            if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
-        elif place.exists() or setting is not None:
-            files.append(place)  # a missing file named on purpose is an error when read
-    if len(files) > MAX_FILES:
-        raise UsageError(f"{len(files)} matrix overlay files under {', '.join(map(str, places))}"
-                         f"; at most {MAX_FILES} are read")
-    return files
+    return site_files(places, named=setting is not None, what="matrix overlay files")
 
 
 def overlay_key() -> tuple[tuple[str, int, int], ...]:
     """What identifies the overlays' current content (path, mtime, size) for caching."""
-    key = []
-    for path in overlay_paths():
-        try:
-            info = path.stat()
-        except OSError:
-            key.append((str(path), -1, -1))
-            continue
-        key.append((str(path), info.st_mtime_ns, info.st_size))
-    return tuple(key)
+    return content_key(overlay_paths())
 
 
 def read_overlay(path: Path) -> dict[str, Any]:
