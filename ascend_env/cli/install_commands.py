@@ -38,6 +38,15 @@ class OnFail(str, Enum):
     rollback = "rollback"
 
 
+# What install and rollback both take.
+CatalogueOption = Annotated[Path | None, typer.Option(
+    "--catalogue", help="Catalogue overlay used for fetch.")]
+AllowRebootOption = Annotated[bool, typer.Option(
+    "--allow-reboot", help="Reboot hosts after a driver/firmware change.")]
+LogDirOption = Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")]
+PostDoctorOption = Annotated[bool, typer.Option(
+    "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")]
+
 # One change to a host at a time: install and doctor --fix take each host's lock.
 WaitLockOption = Annotated[float, typer.Option(
     "--wait-lock", min=0, max=86400, metavar="SECONDS",
@@ -109,13 +118,11 @@ def install(
     host: HostOption = None,
     limit: LimitOption = None,
     repo: RepoOption = DEFAULT_REPO,
-    catalogue: Annotated[Path | None, typer.Option(
-        "--catalogue", help="Catalogue overlay used for fetch.")] = None,
+    catalogue: CatalogueOption = None,
     components: Annotated[str | None, typer.Option(
         "--components", help="Comma list: driver,firmware,cann,python,env,user.")] = None,
     check: CheckFlag = False,
-    allow_reboot: Annotated[bool, typer.Option(
-        "--allow-reboot", help="Reboot hosts after a driver/firmware change.")] = False,
+    allow_reboot: AllowRebootOption = False,
     force: Annotated[bool, typer.Option("--force", help="Allow downgrades.")] = False,
     serial: Annotated[str | None, typer.Option(
         "--serial", metavar="N|LIST", help="Roll through the fleet in batches: N hosts at a "
@@ -135,10 +142,8 @@ def install(
     undrain_cmd: Annotated[str | None, typer.Option(
         "--undrain-cmd", metavar="TEMPLATE", help="Run here for each host of a batch once its "
         "gate passed, {host} its name.")] = None,
-    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")
-                       ] = None,
-    post_doctor: Annotated[bool, typer.Option(
-        "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")] = True,
+    log_dir: LogDirOption = None,
+    post_doctor: PostDoctorOption = True,
     offline: Annotated[bool, typer.Option(
         "--offline", help="Every wheel from the repository; one missing is an error before "
                           "any host is touched.")] = False,
@@ -196,15 +201,11 @@ def rollback(
     host: HostOption = None,
     limit: LimitOption = None,
     repo: RepoOption = DEFAULT_REPO,
-    catalogue: Annotated[Path | None, typer.Option(
-        "--catalogue", help="Catalogue overlay used for fetch.")] = None,
+    catalogue: CatalogueOption = None,
     check: CheckFlag = False,
-    allow_reboot: Annotated[bool, typer.Option(
-        "--allow-reboot", help="Reboot hosts after a driver/firmware change.")] = False,
-    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go.")
-                       ] = None,
-    post_doctor: Annotated[bool, typer.Option(
-        "--doctor/--no-doctor", help="Run the level-1 doctor on the hosts afterwards.")] = True,
+    allow_reboot: AllowRebootOption = False,
+    log_dir: LogDirOption = None,
+    post_doctor: PostDoctorOption = True,
     extra_vars: ExtraVarsOption = None,
     wait_lock: WaitLockOption = 0.0,
     as_json: JsonFlag = False,
