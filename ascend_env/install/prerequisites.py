@@ -13,9 +13,7 @@ package it lacks, a Python the OS does not ship and the host does not have.
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
-import tarfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from ascend_env.ansible.variables import OsPackagesVars
 from ascend_env.repository.installers import RepoError
 from ascend_env.repository.os_packages import MODULE_NEEDS, recorded
 from ascend_env.repository.repo_folder import kind_of, sha256_of
+from ascend_env.repository.tar_bundle import cached_tar
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.os_keys import KERNEL, load_os_keys
 
@@ -94,24 +93,9 @@ def bundle(folder: Path, files: list[Path], cache: Path) -> Path:
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.relative_to(folder)}\0{sha256_of(path)}\n".encode())
-    out = cache / f"os-packages-{digest.hexdigest()[:16]}.tar"
-    if out.is_file():
-        os.utime(out)
-        return out
-    cache.mkdir(parents=True, exist_ok=True)
-    partial = cache / f".{out.name}.{os.getpid()}"
-    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as archive:
-        for path in files:
-            info = tarfile.TarInfo(path.relative_to(folder).as_posix())
-            info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
-            with path.open("rb") as handle:
-                archive.addfile(info, handle)
-    partial.replace(out)
-    older = sorted(cache.glob("os-packages-*.tar"), key=lambda p: p.stat().st_mtime_ns,
-                   reverse=True)[KEEP_BUNDLES:]
-    for stale in older:
-        stale.unlink(missing_ok=True)
-    return out
+    return cached_tar(cache / f"os-packages-{digest.hexdigest()[:16]}.tar",
+                      [(path.relative_to(folder).as_posix(), path) for path in files],
+                      keep=KEEP_BUNDLES)
 
 
 # -- on the host's behalf (the role's filters) ----------------------------------------------

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 import subprocess
 import sys
-import tarfile
 import urllib.parse
 import zipfile
 from collections.abc import Iterable
@@ -39,6 +37,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from ascend_env.repository import wheel_digests
+from ascend_env.repository.tar_bundle import cached_tar
 from ascend_env.spec.envspec import EnvSpec
 from ascend_env.spec.wheels import TORCH_CPU_INDEX, pip_platforms, torch_pin
 
@@ -338,25 +337,9 @@ def bundle(wheels: list[Path], cache: Path) -> Path:
     """
     stats = [(w.name, w.stat().st_size, w.stat().st_mtime_ns) for w in sorted(wheels)]
     key = hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
-    path = cache / f"wheels-{key}.tar"
-    if path.is_file():
-        os.utime(path)  # recently used: kept by the pruning below
-        return path
-    cache.mkdir(parents=True, exist_ok=True)
-    partial = cache / f".{path.name}.{os.getpid()}"
-    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as archive:
-        for wheel in sorted(wheels):
-            info = tarfile.TarInfo(wheel.name)
-            info.size, info.mode, info.mtime = wheel.stat().st_size, 0o644, 0
-            with wheel.open("rb") as handle:
-                archive.addfile(info, handle)
-    partial.replace(path)
     # Real closures weigh gigabytes: keep the few most recently used, drop the rest.
-    older = sorted(cache.glob("wheels-*.tar"), key=lambda p: p.stat().st_mtime_ns,
-                   reverse=True)[KEEP_BUNDLES:]
-    for stale in older:
-        stale.unlink(missing_ok=True)
-    return path
+    return cached_tar(cache / f"wheels-{key}.tar", [(w.name, w) for w in sorted(wheels)],
+                      keep=KEEP_BUNDLES)
 
 
 class DownloadError(Exception):
