@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,9 @@ from ascend_env.cli.options import (
 )
 from ascend_env.core.errors import UsageError
 from ascend_env.core.host_target import parse_host
+
+if TYPE_CHECKING:
+    from ascend_env.spec.catalogue import Catalogue
 
 
 class OnFail(str, Enum):
@@ -110,6 +113,20 @@ def fetch(
     raise typer.Exit(0 if result.complete else 1)
 
 
+def _playbook_inputs(command: str, inventory: Path | None, host: str | None,
+                     catalogue: Path | None) -> Catalogue:
+    """What install and rollback check before anything runs: one kind of target, a host
+    Ansible can reach, and the catalogue with the operator's overlay."""
+    from ascend_env.spec.catalogue import load_catalogue, load_overlay
+
+    if inventory is not None and host is not None:
+        raise UsageError("name either --inventory or --host, not both")
+    if host is not None:  # refused before anything runs, as a target Ansible cannot reach
+        parse_host(host).ansible_args(command)
+    merged = load_catalogue()
+    return merged if catalogue is None else merged.merged(load_overlay(catalogue))
+
+
 def install(
     profile: ProfileOption = None,
     spec: SpecOption = None,
@@ -157,22 +174,15 @@ def install(
     from ascend_env.install.drain import parse_template
     from ascend_env.install.provision import InstallOptions, InstallSummary
     from ascend_env.install.serial import parse_serial
-    from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.spec.envspec import load_spec
     from ascend_env.spec.plan import resolve
     from ascend_env.workflows.install_checked import install_checked
     from ascend_env.workflows.roll import RollOptions, roll
 
-    if inventory is not None and host is not None:
-        raise UsageError("name either --inventory or --host, not both")
-    if host is not None:  # refused before anything runs, as a target Ansible cannot reach
-        parse_host(host).ansible_args("install")
+    merged = _playbook_inputs("install", inventory, host, catalogue)
     how = RollOptions(serial=parse_serial(serial) if serial is not None else None, gate=gate,
                       on_fail=on_fail.value, drain=parse_template("--drain-cmd", drain_cmd),
                       undrain=parse_template("--undrain-cmd", undrain_cmd))
-    merged = load_catalogue()
-    if catalogue is not None:
-        merged = merged.merged(load_overlay(catalogue))
     loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
     resolved = resolve(loaded, merged)
     options = InstallOptions(
@@ -214,16 +224,9 @@ def rollback(
     from ascend_env.ansible.extra_vars import read_extra_vars
     from ascend_env.cli.install_view import install_progress, render_install
     from ascend_env.install.provision import InstallOptions
-    from ascend_env.spec.catalogue import load_catalogue, load_overlay
     from ascend_env.workflows.roll import rollback as roll_back
 
-    if inventory is not None and host is not None:
-        raise UsageError("name either --inventory or --host, not both")
-    if host is not None:
-        parse_host(host).ansible_args("rollback")
-    merged = load_catalogue()
-    if catalogue is not None:
-        merged = merged.merged(load_overlay(catalogue))
+    merged = _playbook_inputs("rollback", inventory, host, catalogue)
     options = InstallOptions(
         repo=repo.absolute(), inventory=inventory, host=host, limit=limit, check=check,
         allow_reboot=allow_reboot, log_dir=log_dir,
