@@ -136,10 +136,8 @@ class OsFacts:
     version_id: str | None = None
     pretty_name: str | None = None
     kernel: str | None = None
-    version: str | None = None
-    version_codename: str | None = None
-    platform_id: str | None = None
-    # Every os-release KEY=value as read: what spec.os_keys.match_os recognises the OS by.
+    # Every os-release KEY=value as read (VERSION, VERSION_CODENAME, PLATFORM_ID...): what
+    # spec.os_keys.match_os recognises the OS by.
     release: dict[str, str] = field(default_factory=dict)
 
 

@@ -156,9 +156,7 @@ def read_os(r: CaptureReader) -> OsFacts | None:
         return None
     rel = parse_os_release(text or "")
     return OsFacts(id=rel.id, id_like=rel.id_like, version_id=rel.version_id,
-                   pretty_name=rel.pretty_name, kernel=kernel or None, version=rel.version,
-                   version_codename=rel.version_codename, platform_id=rel.platform_id,
-                   release=rel.values)
+                   pretty_name=rel.pretty_name, kernel=kernel or None, release=rel.values)
 
 
 def read_arch(r: CaptureReader) -> str | None:
