@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--misses", choices=sorted(PARTS), help="list the part's misses")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    matchers = {"entries": Matcher(rules=()), "explain": Matcher()}
+    matchers = {"entries": Matcher(rules=(), areas=()), "explain": Matcher()}
     results = {part: {name: score(m, load(path)) for name, m in matchers.items()}
                for part, path in PARTS.items() if args.part in (None, part)}
     if args.json:

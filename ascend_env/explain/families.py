@@ -14,7 +14,7 @@ import re
 from ascend_env.explain.signatures import Cause, Fix, Signature
 
 FALLBACK_PRIORITY = 1  # below every entry: a family match never beats an exact one
-_CANN_SOURCE = ("https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/"
+CANN_SOURCE = ("https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/"
                 "troubleshooting/troubleshooting_0225.html")
 _TORCH_NPU_SOURCE = "https://github.com/Ascend/pytorch/blob/master/torch_npu/utils/_error_code.py"
 
@@ -70,7 +70,7 @@ def _cann(level: str, module: str, number: str) -> Signature | None:
     meaning = (f"{code} is not in this knowledge base exactly; by CANN's code classes it is "
                f"{inner} {what}. The words on the line say what failed; {_LOOK_ABOVE}.")
     return _signature(f"family.{code}", family, code, "error" if level == "E" else "warning",
-                      meaning=meaning, source=_CANN_SOURCE)
+                      meaning=meaning, source=CANN_SOURCE)
 
 
 def _torch_npu(sub: str, kind: str) -> Signature | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ascend_env.explain.areas import AREA
 from ascend_env.explain.match import default_matcher
 from ascend_env.explain.signatures import SignatureError
 
@@ -16,7 +17,8 @@ MAX_EXPLAINED = 8  # a view lists the first few; a full log goes to `ascend-env 
 
 
 def explain_text(*texts: str | None) -> list[dict[str, Any]]:
-    """The known signatures in the texts, most severe first, as JSON-ready dicts."""
+    """The known signatures in the texts, most severe first, as JSON-ready dicts (an area
+    only says where an unknown line belongs: a view lists what is known)."""
     present = [(f"text{i}", t) for i, t in enumerate(texts) if t]
     if not present:
         return []
@@ -26,10 +28,11 @@ def explain_text(*texts: str | None) -> list[dict[str, Any]]:
         # A broken knowledge base is a packaging bug that its tests catch; a view of an
         # install or a build must still show the run's own result.
         return []
+    known = [h for h in scan.hits if not h.signature.id.startswith(AREA)]
     return [{"id": hit.signature.id, "severity": hit.signature.severity, "line": hit.line,
              "count": hit.count, "meaning": hit.signature.meaning, "numbers": hit.numbers,
              "fix": hit.signature.fix.as_json(), "source": hit.signature.source}
-            for hit in scan.hits[:MAX_EXPLAINED]]
+            for hit in known[:MAX_EXPLAINED]]
 
 
 def explained_lines(explained: list[dict[str, Any]], indent: str = "  ") -> list[str]:

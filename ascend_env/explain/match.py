@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_env.explain import records
+from ascend_env.explain.areas import Area, area_of, load_areas
 from ascend_env.explain.chains import OTHER, Chain, build_chains, specificity
 from ascend_env.explain.families import fallback
 from ascend_env.explain.hits import Hit, Unknown
@@ -62,9 +63,11 @@ class Matcher:
     """The knowledge base compiled for scanning."""
 
     def __init__(self, signatures: Sequence[Signature] | None = None, *,
-                 rules: Sequence[Rule] | None = None, use_library: bool = True) -> None:
+                 rules: Sequence[Rule] | None = None, areas: Sequence[Area] | None = None,
+                 use_library: bool = True) -> None:
         self.signatures = tuple(load_signatures() if signatures is None else signatures)
         self.rules = tuple(load_rules() if rules is None else rules)
+        self.areas = tuple(load_areas() if areas is None else areas)
         # A rule whose first condition is on the text is tried only on a record containing
         # one of that pattern's literals; any other rule only on a record that looks like an
         # error. Reading a record's structure is the costly part: most records need none.
@@ -161,6 +164,8 @@ class Matcher:
             # Only echoes and catch-alls matched (or nothing): they explain their own lines,
             # never the record's other error lines - no silent pass.
             echoed = {index for _, index in found}
+            if not found:
+                self._area(lines[start:end], start, source, state, whole)
             for index in range(start, end):
                 line = lines[index].rstrip()
                 if index in echoed:
@@ -177,6 +182,21 @@ class Matcher:
             if not any(number - CONTEXT_AFTER <= at <= number + CONTEXT_BEFORE
                        for at in matched_at):
                 state.note_unknown(source, number, line)
+
+    def _area(self, record: list[str], start: int, source: str, state: _State,
+              whole: str) -> None:
+        """Where a record nothing explains belongs (areas.py): a hit that leads no chain to a
+        cause and explains no line, so the record's error lines are still listed unknown."""
+        if not self.areas:
+            return
+        text = [line[:MAX_LINE] for line in record]
+        if not any(ERROR_LIKE.search(line) and not QUIET_LEVEL.search(line) for line in text):
+            return
+        placed = area_of(self.areas, read_shape(text))
+        if placed is not None:
+            area, index, said = placed
+            state.note_hit(area.signature(said), source, start + index + 1,
+                           record[index].strip(), whole)
 
     def _rule(self, lines: list[str], start: int, end: int
               ) -> tuple[Signature, int, dict[str, str]] | None:

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ascend_env.core.resources import data_names, load_yaml
+from ascend_env.explain.areas import area_of, load_areas
 from ascend_env.explain.signatures import Cause, Fix, Signature, SignatureError
 from ascend_env.explain.structure import Shape
 from ascend_env.explain.vocabulary import load_vocabulary
@@ -45,10 +46,15 @@ FEATURES: dict[str, Callable[[Shape], list[str]]] = {
 }
 
 
+# A rule whose cause shows in any layer (a programming error, a step that must come first)
+# takes the family of the record's area (areas.py) and fires only where the record names one.
+BY_AREA = "area"
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
-    family: str
+    family: str  # or BY_AREA
     priority: int
     when: tuple[tuple[str, re.Pattern[str]], ...]
     unless: tuple[tuple[str, re.Pattern[str]], ...]
@@ -74,6 +80,14 @@ class Rule:
                 return None
         return bound
 
+    def family_of(self, shape: Shape) -> str | None:
+        """The rule's family on this record: its own, or for BY_AREA the record's area's
+        (None when the record names no area)."""
+        if self.family != BY_AREA:
+            return self.family
+        placed = area_of(load_areas(), shape)
+        return placed[0].family if placed is not None else None
+
     def signature(self, bound: dict[str, str], shape: Shape) -> Signature:
         """The rule as an explanation of this record: its meaning filled in."""
         values: dict[str, str] = {}
@@ -82,7 +96,8 @@ class Rule:
             values[name] = found[0] if found else "?"
         values |= bound
         meaning = self.meaning.format_map({k: _short(v) for k, v in values.items()})
-        return Signature(id=self.id, family=self.family, pattern=NEVER, severity="error",
+        return Signature(id=self.id, family=self.family_of(shape) or self.family, pattern=NEVER,
+                         severity="error",
                          priority=self.priority, meaning=meaning,
                          causes=(self.concludes, *self.also), fix=self.fix,
                          source=self.source, samples=self.samples, role="rule")
@@ -187,7 +202,7 @@ def first_rule(rules: Sequence[Rule], shape: Shape) -> tuple[Rule, dict[str, str
     """The highest-priority rule that fires on the record, with what it read, or None."""
     for rule in rules:
         bound = rule.bind(shape)
-        if bound is not None:
+        if bound is not None and rule.family_of(shape) is not None:
             return rule, bound
     return None
 

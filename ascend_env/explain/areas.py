@@ -1,0 +1,81 @@
+"""Areas: which layer of the stack an error record comes from, where no entry and no rule says
+more (ascend_env/data/signatures/areas/areas.yaml).
+
+An area is read from the words the record names, the reason line first. It concludes no cause:
+its match is a family match (`area.<family>`), an echo in the chain, so the log's first cause
+stays "not found", its error lines stay listed as not known and explain exits 1. What it adds
+is where to look: the layer, and the doctor checks that look at it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ascend_env.core.resources import load_yaml
+from ascend_env.explain.families import CANN_SOURCE, FALLBACK_PRIORITY
+from ascend_env.explain.signatures import Cause, Fix, Signature, SignatureError
+from ascend_env.explain.structure import Shape
+
+FILE = "signatures/areas/areas.yaml"
+AREA = "area."  # the prefix of an area's answer id
+_FIELDS = {"family", "what", "words", "checks"}
+
+
+@dataclass(frozen=True)
+class Area:
+    family: str
+    what: str
+    words: re.Pattern[str]
+    checks: tuple[str, ...]
+
+    def signature(self, said: str) -> Signature:
+        """The area as the answer for one record: where to look, no cause."""
+        meaning = (f"No entry or rule knows this record; its words ('{said}') place it in "
+                   f"{self.what}. Look for the first error above it in the whole log (all "
+                   f"ranks), and run the checks of this layer.")
+        return Signature(
+            id=f"{AREA}{self.family}", family=self.family, pattern=re.compile(re.escape(said)),
+            severity="error", priority=FALLBACK_PRIORITY, meaning=meaning,
+            causes=(Cause(text=f"not known exactly: an error of {self.what}",
+                          checks=self.checks),),
+            fix=Fix(id=None, command="ascend-env doctor --only " + ",".join(self.checks)),
+            source=CANN_SOURCE, samples=(said,), role="family")
+
+
+@lru_cache(maxsize=1)
+def load_areas() -> tuple[Area, ...]:
+    """The shipped areas, in precedence order."""
+    raw = load_yaml(FILE)
+    if not isinstance(raw, list) or not raw:
+        raise SignatureError(f"{FILE}: the file must be a list of areas")
+    areas = []
+    for index, item in enumerate(raw):
+        where = f"{FILE} area {index + 1}"
+        if not isinstance(item, dict) or set(item) != _FIELDS:
+            raise SignatureError(f"{where}: an area is a mapping of {sorted(_FIELDS)}")
+        checks = item["checks"]
+        if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
+            raise SignatureError(f"{where}: `checks` is a list of doctor check ids")
+        try:
+            words = re.compile(str(item["words"]))
+        except re.error as exc:
+            raise SignatureError(f"{where}: words do not compile: {exc}") from exc
+        areas.append(Area(str(item["family"]), str(item["what"]), words, tuple(checks)))
+    return tuple(areas)
+
+
+def area_of(areas: Sequence[Area], shape: Shape) -> tuple[Area, int, str] | None:
+    """The record's area, the index of the line that placed it and the words read there: the
+    reason line is tried first, then the others in order."""
+    first = shape.first_line()
+    order = [first, *(i for i in range(len(shape.lines)) if i != first)]
+    for index in order:
+        line = shape.lines[index] if index < len(shape.lines) else ""
+        for area in areas:
+            found = area.words.search(line)
+            if found is not None:
+                return area, index, found.group(0)
+    return None

@@ -1,0 +1,95 @@
+"""Areas (ascend_env/explain/areas.py): a record no entry and no rule explains is placed in its
+layer by the words it names, the reason line first, and still counts as not explained.
+
+Records are real: the corpus's train part (tests/data/real/explain/corpus.yaml) and
+tests/data/explain/unexplained.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from ascend_env.doctor.suite import list_checks
+from ascend_env.explain.areas import AREA, load_areas
+from ascend_env.explain.families import CANN_MODULES
+from ascend_env.explain.inline import explain_text
+from ascend_env.explain.match import Matcher, default_matcher
+from ascend_env.explain.rules import BY_AREA, load_rules
+from ascend_env.explain.signatures import load_signatures
+from tests.cli_invoke import invoke
+from tests.explain.corpus_score import TRAIN, load
+
+UNEXPLAINED = Path(__file__).resolve().parents[1] / "data" / "explain" / "unexplained.yaml"
+
+
+def _train(thread: str) -> str:
+    return str(next(item["text"] for item in load(TRAIN) if item["thread"] == thread))
+
+
+def _lead(text: str) -> str:
+    (chain,) = default_matcher().scan([("log", text)]).chains
+    return chain.lead.signature.id
+
+
+def test_every_area_names_a_family_of_the_base_and_the_doctors_own_checks() -> None:
+    families = {s.family for s in load_signatures()} | {f for f, _ in CANN_MODULES.values()}
+    known = {c.id for c in list_checks()}
+    areas = load_areas()
+    assert len({a.family for a in areas}) == len(areas)  # one area per family
+    for area in areas:
+        assert area.family in families, area.family
+        assert area.checks and set(area.checks) <= known, (area.family, area.checks)
+
+
+def test_the_reason_line_places_the_record_before_the_words_around_it() -> None:
+    # The ImportError names a library of deepspeed, but the loader's words say why: an ABI
+    # question (https://github.com/deepspeedai/DeepSpeed/pull/7894).
+    assert _lead(_train("https://github.com/deepspeedai/DeepSpeed/pull/7894")) == f"{AREA}abi"
+    # A device-side report with no code the base knows: its words name the AI CPU.
+    assert _lead(_train("https://github.com/pytorch/pytorch/issues/136302")) == f"{AREA}aicpu"
+
+
+def test_an_area_is_no_explanation_the_record_is_still_unknown_and_exits_1() -> None:
+    text = _train("https://github.com/deepspeedai/DeepSpeed/pull/7894")
+    scan = default_matcher().scan([("log", text)])
+    (chain,) = scan.chains
+    assert not chain.cause_found
+    assert [u.line for u in scan.unknown] == [text.strip()]
+    # The views of smoke, install and image build list what is known only.
+    assert explain_text(text) == []
+
+
+def test_every_unexplained_record_keeps_its_unknown_lines_whatever_area_it_gets(
+        tmp_path: Path) -> None:
+    items = yaml.safe_load(UNEXPLAINED.read_text(encoding="utf-8"))
+    log = tmp_path / "job.log"
+    log.write_text("\n\n".join(item["text"] for item in items) + "\n", encoding="utf-8")
+    done = invoke("explain", str(log), "--json")
+    assert done.code == 1, done.err
+    document = json.loads(done.out)
+    areas = [m for m in document["matches"] if m["id"].startswith(AREA)]
+    assert areas and all(m["match"] == "family" for m in areas)
+    assert all(m["causes"][0]["id"] is None for m in areas)  # an area concludes no cause
+    for m in areas:
+        assert m["line"] in {u["line"] for u in document["unknown"]}, m["line"]
+
+
+def test_the_entries_alone_reference_has_no_areas() -> None:
+    text = _train("https://github.com/deepspeedai/DeepSpeed/pull/7894")
+    assert Matcher(rules=(), areas=()).scan([("log", text)]).chains == []
+
+
+def test_a_rule_by_area_takes_the_records_area_and_needs_one() -> None:
+    (rule,) = [r for r in load_rules() if r.id == "rule.python-called-before-init"]
+    assert rule.family == BY_AREA
+    sample = "RuntimeError: Ascend config is not initialized. Please call init_ascend_config first."
+    (chain,) = default_matcher().scan([("log", sample)]).chains
+    assert (chain.lead.signature.id, chain.lead.signature.family) == (rule.id, "vllm_ascend")
+    # The same words with nothing that names a layer: the rule does not guess a family.
+    bare = "RuntimeError: the cache is not initialized. Please call setup first."
+    scan = default_matcher().scan([("log", bare)])
+    assert all(h.signature.id != rule.id for h in scan.hits)
+    assert [u.line for u in scan.unknown] == [bare]
