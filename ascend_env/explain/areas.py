@@ -69,11 +69,13 @@ def load_areas() -> tuple[Area, ...]:
 
 def area_of(areas: Sequence[Area], shape: Shape) -> tuple[Area, int, str] | None:
     """The record's area, the index of the line that placed it and the words read there: the
-    reason line is tried first, then the others in order."""
+    reason line is tried first, then the others in order. Lines are read as logged: the
+    launcher's prefix (`(EngineCore_DP0 pid=1)`, `[rank3]:`) says which program wrote them."""
+    lines = shape.raw or shape.lines
     first = shape.first_line()
-    order = [first, *(i for i in range(len(shape.lines)) if i != first)]
+    order = [first, *(i for i in range(len(lines)) if i != first)]
     for index in order:
-        line = shape.lines[index] if index < len(shape.lines) else ""
+        line = lines[index] if index < len(lines) else ""
         for area in areas:
             found = area.words.search(line)
             if found is not None:

@@ -32,14 +32,19 @@ MAX_LINE = 8192
 
 # What "looks like an error" (it decides which unmatched lines are listed as not known): log
 # levels (ERROR, glog/c10's `E0312 10:00:00` and `[E ...]`), CANN/ACL error codes (E[A-Z]nnnn),
-# torch_npu's ERRnnnnn, Python tracebacks and exceptions, loader failures, and "failed" (not
-# "failed=0", Ansible's recap of a good run).
+# torch_npu's ERRnnnnn, Python tracebacks and exceptions, loader failures, "failed" (not
+# "failed=0", Ansible's recap of a good run), and the words CANN, torch_npu and the operators
+# state a refusal with where no level is printed ("Fail to", "not supported", "exhausted",
+# "Invalid argument", a version mismatch).
 ERROR_LIKE = re.compile(
     r"\b(ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL)\b|\bE[A-Z1-9]\d{4}\b|\bERR\d{5}\b"
     r"|Trace[Bb]ack|\b\w+(Error|Exception)\b[:(]|\bException\b|\bfailed\b(?!=0)|\bFAILED\b"
     r"|cannot open shared object file|undefined symbol|out of memory|Segmentation fault"
     r"|(?:^|\]:?)\[?[EF]\d{4} \d\d:\d\d:\d\d|\[E[\s\d]|\bterminate called|\bcore dumped\b"
-    r"|cannot import name|No module named|[Hh]eartbeat [Ll]ost|[Dd]evice [Ll]ost|\bstuck\b")
+    r"|cannot import name|No module named|[Hh]eartbeat [Ll]ost|[Dd]evice [Ll]ost|\bstuck\b"
+    r"|\b[Ff]ail(?:ure|s)? to\b|\bfailure\b|[Uu]nsupported|not (?:currently )?supported"
+    r"|[Ee]xhausted|[Ii]llegal instruction|version mismatch|No solution found"
+    r"|[Ii]nvalid (?:argument|device|version|value)")
 # Records a log writes below warning level: matched like any line, never listed as unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
 # Lines that belong to an error message rather than state one (CANN's "Solution:" and

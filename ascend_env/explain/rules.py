@@ -94,9 +94,10 @@ class Rule:
         for name, read in FEATURES.items():
             found = read(shape)
             values[name] = found[0] if found else "?"
-        values |= bound
+        family = self.family_of(shape) or self.family
+        values |= bound | {"family": family}
         meaning = self.meaning.format_map({k: _short(v) for k, v in values.items()})
-        return Signature(id=self.id, family=self.family_of(shape) or self.family, pattern=NEVER,
+        return Signature(id=self.id, family=family, pattern=NEVER,
                          severity="error",
                          priority=self.priority, meaning=meaning,
                          causes=(self.concludes, *self.also), fix=self.fix,

@@ -106,6 +106,7 @@ class Shape:
     results: list[str] = field(default_factory=list)  # runtime/ACL result numbers (507033...)
     compilers: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)  # the lines as logged, launcher prefix kept
 
     def first_line(self) -> int:
         """The line the record's own reason is on: its last exception, else its first code
@@ -134,7 +135,8 @@ def _top(module: str) -> str:
 
 def read_shape(lines: Sequence[str]) -> Shape:
     """The record's structure (lines as they appear in the log, prefixes included)."""
-    shape = Shape(lines=[body(line).rstrip() for line in lines])
+    shape = Shape(lines=[body(line).rstrip() for line in lines],
+                  raw=[line.rstrip() for line in lines])
     frame_package: str | None = None
     for index, text in enumerate(shape.lines):
         frame = _FRAME.match(text)

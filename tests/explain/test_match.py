@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "explain"
 @pytest.mark.parametrize(("name", "expected"), [
     ("vllm-ascend-4284-set-device.log",
      {"runtime.set-device-507033", "torch-npu.err00100-acl-api", "aicpu.opp-verify-e30006",
-      "aicpu.tsd-open-failed", "aicpu.executor-start-0x7020009"}),
+      "aicpu.tsd-wait-response", "aicpu.executor-start-0x7020009"}),
     ("pytorch-54-hccl-timeout.log",
      {"runtime.acl-stream-sync-failed", "cann.inner-error", "hccl.fftsplus-timeout"}),
     ("ptoas-1037-set-device.log",
