@@ -13,8 +13,9 @@ the lead of its chain (tests/explain/corpus_score.py). Per part it prints:
 - silent: records that look like errors with no answer and nothing listed unknown (should be
   0); `no error mark` counts records with none of the marks of an error (match.ERROR_LIKE),
   which explain does not list as unknown by design.
-Both for `entries` (the knowledge base's exact entries and code families, no rules and no areas: the
-reference) and `explain` (entries and rules), with the ratio explain / entries.
+Both for `entries` (the knowledge base's exact entries and code families, no rules and no
+areas: the reference) and `explain` (entries, rules and areas), with the ratio explain /
+entries.
 
 `--misses train` lists what the train part misses (what rules may be written from);
 `--misses heldout` lists the held-out misses, for reporting only: rules are never written from
