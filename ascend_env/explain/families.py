@@ -15,7 +15,7 @@ from ascend_env.explain.signatures import Cause, Fix, Signature
 
 FALLBACK_PRIORITY = 1  # below every entry: a family match never beats an exact one
 CANN_SOURCE = ("https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/"
-                "troubleshooting/troubleshooting_0225.html")
+               "troubleshooting/troubleshooting_0225.html")
 _TORCH_NPU_SOURCE = "https://github.com/Ascend/pytorch/blob/master/torch_npu/utils/_error_code.py"
 
 # Module character -> (our family name, what the module is).

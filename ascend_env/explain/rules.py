@@ -97,8 +97,7 @@ class Rule:
         family = self.family_of(shape) or self.family
         values |= bound | {"family": family}
         meaning = self.meaning.format_map({k: _short(v) for k, v in values.items()})
-        return Signature(id=self.id, family=family, pattern=NEVER,
-                         severity="error",
+        return Signature(id=self.id, family=family, pattern=NEVER, severity="error",
                          priority=self.priority, meaning=meaning,
                          causes=(self.concludes, *self.also), fix=self.fix,
                          source=self.source, samples=self.samples, role="rule")
