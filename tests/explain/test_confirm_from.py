@@ -145,3 +145,21 @@ def test_an_unreadable_capture_is_exit_2(tmp_path: Path) -> None:
     saved.write_text("[" * 100_000 + "]" * 100_000)
     done = invoke("explain", str(log), "--from", str(saved))
     assert done.code == 2 and "nested too deeply" in done.err and "Traceback" not in done.err
+
+
+def test_an_area_s_checks_are_judged_on_the_host_and_the_record_stays_unknown(
+        tmp_path: Path) -> None:
+    # The deepspeed extension's own symbol: no entry or rule knows it; its area (abi) names
+    # the pairing checks, which the capture decides. The record is still not explained.
+    code, document, text = _explain(
+        tmp_path, "https://github.com/deepspeedai/DeepSpeed/pull/7894", host_910b())
+    assert code == 1
+    (area,) = [m for m in document["matches"] if m["id"] == "area.abi"]
+    assert area["match"] == "family" and document["chains"][0]["cause_found"] is False
+    # torch_npu 2.1.0.post8 under CANN 8.0.0 is "in doubt" (a warning): the layer's checks
+    # find something there.
+    assert area["causes"][0]["verdict"] == {"node-1.example.com": "holds"}
+    checks = {c["id"]: c["status"] for c in area["checks"]}
+    assert checks["frameworks.torch-pair"] == "pass"
+    assert checks["frameworks.torch-npu-cann"] == "warn"
+    assert document["unknown"]
