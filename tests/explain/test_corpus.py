@@ -110,10 +110,10 @@ def test_rules_add_to_what_the_entries_alone_recognise_on_the_train_part() -> No
 
 
 def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
-    # Measured with the rules frozen: 278/303 recognised, 234/303 cause first (docs/explain.md;
-    # the train part grew by 53 records from new threads since the 227/250, 200/250 before).
+    # Measured with the rules frozen: 281/308 recognised, 234/308 cause first (docs/explain.md;
+    # the train part grew by 58 records from new threads since the 227/250, 200/250 before).
     # A floor, so that a change to the entries or rules that loses records is seen; the held-out
     # part has no floor here: it is measured (benchmarks/explain_corpus.py), not tuned against.
     full = score(default_matcher(), _train())
-    assert full.share(full.family) >= 0.91 and full.share(full.cause) >= 0.77
+    assert full.share(full.family) >= 0.91 and full.share(full.cause) >= 0.75
 
