@@ -151,7 +151,7 @@ def test_an_area_s_checks_are_judged_on_the_host_and_the_record_stays_unknown(
         tmp_path: Path) -> None:
     # The deepspeed extension's own symbol: no entry or rule knows it; its area (abi) names
     # the pairing checks, which the capture decides. The record is still not explained.
-    code, document, text = _explain(
+    code, document, _ = _explain(
         tmp_path, "https://github.com/deepspeedai/DeepSpeed/pull/7894", host_910b())
     assert code == 1
     (area,) = [m for m in document["matches"] if m["id"] == "area.abi"]
