@@ -15,9 +15,12 @@ the lead of its chain (tests/explain/corpus_score.py). Per part it prints:
   which explain does not list as unknown by design.
 Both for `entries` (the knowledge base's exact entries and code families, no rules and no
 areas: the reference) and `explain` (entries, rules and areas), with the ratio explain /
-entries.
+entries. Then the train part with each thread left out (corpus_score.leave_thread_out: a
+record answered without the entries and rules written from its own thread alone), the figure
+to develop against: it says what generalises, on records that may be read.
 
 `--misses train` lists what the train part misses (what rules may be written from);
+`--misses left-out` what it misses with each thread left out (what does not generalise);
 `--misses heldout` lists the held-out misses, for reporting only: rules are never written from
 them (docs/explain.md).
 """
@@ -33,9 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ascend_env.explain.match import Matcher  # noqa: E402
-from tests.explain.corpus_score import HELDOUT, TRAIN, Score, load, score  # noqa: E402
+from tests.explain.corpus_score import (  # noqa: E402
+    HELDOUT,
+    TRAIN,
+    Score,
+    leave_thread_out,
+    load,
+    score,
+)
 
 PARTS = {"train": TRAIN, "heldout": HELDOUT}
+LEFT_OUT = "left-out"  # the train part, each thread without what was written from it alone
 
 
 def _pct(part: Score, count: int) -> str:
@@ -49,12 +60,15 @@ def _ratio(new: float, old: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), help="score this part only")
-    parser.add_argument("--misses", choices=sorted(PARTS), help="list the part's misses")
+    parser.add_argument("--misses", choices=[*sorted(PARTS), LEFT_OUT],
+                        help="list the part's misses")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     matchers = {"entries": Matcher(rules=(), areas=()), "explain": Matcher()}
     results = {part: {name: score(m, load(path)) for name, m in matchers.items()}
                for part, path in PARTS.items() if args.part in (None, part)}
+    if args.part in (None, "train"):
+        results[LEFT_OUT] = {"explain": leave_thread_out(load(TRAIN))}
     if args.json:
         print(json.dumps({part: {name: {"records": s.records, "threads": len(s.threads),
                                         "recognised": s.family, "cause_first": s.cause,
@@ -63,6 +77,11 @@ def main() -> int:
                           for part, by in results.items()}, indent=2))
         return 0
     for part, by in results.items():
+        if part == LEFT_OUT:
+            new = by["explain"]
+            print(f"train, each thread left out: recognised {_pct(new, new.family)}, "
+                  f"cause first {_pct(new, new.cause)}")
+            continue
         ref, new = by["entries"], by["explain"]
         print(f"{part}: {new.records} records from {len(new.threads)} threads")
         print(f"  {'':<12}{'entries (reference)':>22}{'explain':>22}{'ratio':>8}")

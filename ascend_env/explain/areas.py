@@ -69,15 +69,17 @@ def load_areas() -> tuple[Area, ...]:
 
 def area_of(areas: Sequence[Area], shape: Shape) -> tuple[Area, int, str] | None:
     """The record's area, the index of the line that placed it and the words read there: the
-    reason line is tried first, then the others in order. Lines are read as logged: the
-    launcher's prefix (`(EngineCore_DP0 pid=1)`, `[rank3]:`) says which program wrote them."""
-    lines = shape.raw or shape.lines
+    reason line is tried first, then the others in order, each without the launcher's prefix;
+    only where no message names an area does the prefix (`(EngineCore_DP0 pid=1)`, `[rank3]:`)
+    say which program wrote the record: most errors a serving process logs are raised below it,
+    in torch_npu, CANN or the runtime."""
     first = shape.first_line()
-    order = [first, *(i for i in range(len(lines)) if i != first)]
-    for index in order:
-        line = lines[index] if index < len(lines) else ""
-        for area in areas:
-            found = area.words.search(line)
-            if found is not None:
-                return area, index, found.group(0)
+    order = [first, *(i for i in range(len(shape.lines)) if i != first)]
+    for lines in (shape.lines, shape.raw):
+        for index in order:
+            line = lines[index] if index < len(lines) else ""
+            for area in areas:
+                found = area.words.search(line)
+                if found is not None:
+                    return area, index, found.group(0)
     return None

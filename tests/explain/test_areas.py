@@ -13,12 +13,13 @@ from pathlib import Path
 import yaml
 
 from ascend_env.doctor.suite import list_checks
-from ascend_env.explain.areas import AREA, load_areas
+from ascend_env.explain.areas import AREA, area_of, load_areas
 from ascend_env.explain.families import CANN_MODULES
 from ascend_env.explain.inline import explain_text
 from ascend_env.explain.match import Matcher, default_matcher
 from ascend_env.explain.rules import BY_AREA, load_rules
 from ascend_env.explain.signatures import load_signatures
+from ascend_env.explain.structure import read_shape
 from tests.cli_invoke import invoke
 from tests.explain.corpus_score import TRAIN, load
 
@@ -50,6 +51,33 @@ def test_the_reason_line_places_the_record_before_the_words_around_it() -> None:
     assert _lead(_train("https://github.com/deepspeedai/DeepSpeed/pull/7894")) == f"{AREA}abi"
     # A device-side report with no code the base knows: its words name the AI CPU.
     assert _lead(_train("https://github.com/pytorch/pytorch/issues/136302")) == f"{AREA}aicpu"
+
+
+def _area(thread: str, says: str) -> str | None:
+    text = next(item["text"] for item in load(TRAIN)
+                if item["thread"] == thread and says in item["text"])
+    placed = area_of(load_areas(), read_shape(text.splitlines()))
+    return placed[0].family if placed is not None else None
+
+
+def test_the_message_places_the_record_before_the_launchers_prefix() -> None:
+    # vLLM's worker logs torch_npu's out-of-memory error: the message names the layer, the
+    # `(VllmWorkerProcess pid=...)` prefix only says which process printed it.
+    assert _area("https://github.com/vllm-project/vllm-ascend/issues/19",
+                 "NPU out of memory") == "torch_npu"
+    # With no layer named in the message, the prefix still says which program wrote it.
+    assert _area("https://github.com/vllm-project/vllm-ascend/issues/5707",
+                 "cache blocks") == "vllm_ascend"
+
+
+def test_an_import_that_fails_is_a_packaging_question_whatever_package_it_names() -> None:
+    # Triton is a compiler, but a module of it that cannot be imported is a release that does
+    # not pair (https://github.com/flagos-ai/FlagGems/issues/5791).
+    assert _area("https://github.com/flagos-ai/FlagGems/issues/5791",
+                 "No module named") == "packaging"
+    # A library the loader cannot open stays the loader's, inside an ImportError too.
+    assert _area("https://github.com/vllm-project/vllm-ascend/pull/6976",
+                 "cannot open shared object") == "loader"
 
 
 def test_an_area_is_no_explanation_the_record_is_still_unknown_and_exits_1() -> None:

@@ -20,7 +20,9 @@ from tests.explain.corpus_score import (
     HELDOUT,
     HELDOUT_SHARE,
     TRAIN,
+    answer,
     bucket,
+    leave_thread_out,
     load,
     score,
 )
@@ -117,3 +119,37 @@ def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
     full = score(default_matcher(), _train())
     assert full.share(full.family) >= 0.91 and full.share(full.cause) >= 0.75
 
+
+
+def _records(thread: str, says: str) -> list[dict[str, Any]]:
+    return [item for item in _train() if item["thread"] == thread and says in item["text"]]
+
+
+def test_a_thread_left_out_loses_what_was_written_from_it_alone() -> None:
+    # torch-npu.oom quotes vllm-ascend#19 and no other thread: with #19 left out, its record is
+    # answered by what remains (the area); the same message in #1987 keeps the entry's answer,
+    # since #1987 is not what the entry was written from.
+    own = _records("https://github.com/vllm-project/vllm-ascend/issues/19", "NPU out of memory")
+    other = _records("https://github.com/vllm-project/vllm-ascend/issues/1987",
+                     "NPU out of memory")
+    assert own and other
+    assert answer(default_matcher(), own[0]["text"]).ident == "torch-npu.oom"
+    left = leave_thread_out(_train())
+    missed = {(item["thread"], item["text"]): got for item, got in left.misses}
+    assert missed[(own[0]["thread"], own[0]["text"])].ident != "torch-npu.oom"
+    assert (other[0]["thread"], other[0]["text"]) not in missed
+
+
+def test_an_entry_quoted_by_two_threads_stays_for_either() -> None:
+    # The fork message is printed in several threads; leaving one out keeps the entry.
+    fork = _records("https://github.com/hiyouga/LlamaFactory/issues/7447", "forked subprocess")
+    assert fork
+    left = leave_thread_out(_train())
+    assert all(item["text"] != fork[0]["text"] for item, _ in left.misses)
+
+
+def test_the_left_out_score_stays_at_least_where_it_was_measured() -> None:
+    # Measured: 249/308 recognised, 144/308 cause first with each thread left out
+    # (benchmarks/explain_corpus.py). What the rules know beyond the threads they came from.
+    left = leave_thread_out(_train())
+    assert left.share(left.family) >= 0.80 and left.share(left.cause) >= 0.46
