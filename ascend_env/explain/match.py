@@ -158,7 +158,10 @@ class Matcher:
                     found.append((signature, start))
                     state.note_hit(signature, source, start + 1, whole, whole)
             ruled = self._rule(lines, start, end)
-            if ruled is not None:
+            # A rule that concludes what an entry of the record already says repeats it.
+            if ruled is not None and not any(
+                    s.cause_id == ruled[0].cause_id and _explains(s, lines[index])
+                    for s, index in found):
                 signature, index, read = ruled
                 found.append((signature, index))
                 state.note_hit(signature, source, index + 1, lines[index].strip(), whole,
