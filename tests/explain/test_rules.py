@@ -67,6 +67,36 @@ def test_a_rule_reads_the_exception_package_and_symbol_of_an_unseen_record() -> 
     assert "megatron.core" in chain.lead.signature.meaning
 
 
+def test_pips_header_leads_nothing_the_conflict_it_introduces_does() -> None:
+    # https://github.com/vllm-project/vllm-ascend/issues/13061: pip's header, then the pin.
+    header = ("ERROR: pip's dependency resolver does not currently take into account all the "
+              "packages that are installed. This behaviour is the source of the following "
+              "dependency conflicts.")
+    record = header + "\nvllm 0.22.1 requires torch==2.11.0, but you have torch 2.10.0 " \
+        "which is incompatible."
+    scan = default_matcher().scan([("log", record)])
+    (chain,) = scan.chains
+    assert chain.lead.signature.id == "rule.pip-vllm-wants-another-torch"
+    assert scan.unknown == []  # the header belongs to the line it introduces
+    # Alone, the header says nothing known: it is listed, never passed.
+    assert [u.line for u in default_matcher().scan([("log", header)]).unknown] == [header]
+
+
+def test_a_rule_that_repeats_an_entrys_cause_is_not_listed_twice() -> None:
+    # https://github.com/vllm-project/vllm-ascend/issues/486: the EI0006 entry and the rule for
+    # a wait on other ranks both say rank-failed; the entry, which knows the line, stays alone.
+    line = ("EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. "
+            "Reason: Remote Rank did not send the data in time. Please check the reason for "
+            "the rank being stuck")
+    scan = default_matcher().scan([("log", line)])
+    assert [h.signature.id for h in scan.hits] == ["hccl.ei0006-socket-timeout"]
+    # The rule answers the same family of message where no entry knows the line.
+    other = "[E ProcessGroupHCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout"
+    (chain,) = default_matcher().scan([("log", other)]).chains
+    assert chain.lead.signature.id == "rule.collective-wait-timeout"
+    assert chain.lead.signature.cause_id == "rank-failed"
+
+
 def test_the_json_says_what_a_rule_concluded_and_what_confirms_it(tmp_path: Path) -> None:
     log = tmp_path / "job.log"
     log.write_text("ERROR: Could not find a version that satisfies the requirement "
