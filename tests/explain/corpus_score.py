@@ -12,7 +12,7 @@ nothing unknown for is a silent pass; a record with no mark of an error at all i
 The train part is also scored with each thread left out (`leave_thread_out`): a record is
 answered by a knowledge base without the entries and rules its own thread gave, so the score
 says what the rules know beyond the threads they were written from, on records that may be
-read (the held-out part may not), as the held-out part would if it were measured.
+read (the held-out part may not): the proxy to develop against.
 """
 
 from __future__ import annotations
