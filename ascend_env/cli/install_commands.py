@@ -159,6 +159,10 @@ def install(
     undrain_cmd: Annotated[str | None, typer.Option(
         "--undrain-cmd", metavar="TEMPLATE", help="Run here for each host of a batch once its "
         "gate passed, {host} its name.")] = None,
+    drain_timeout: Annotated[float, typer.Option(
+        "--drain-timeout", min=1, metavar="SECONDS", help="How long --drain-cmd and "
+        "--undrain-cmd may run for one host (a drain waits for the jobs it evicts).")
+    ] = 3600.0,
     log_dir: LogDirOption = None,
     post_doctor: PostDoctorOption = True,
     offline: Annotated[bool, typer.Option(
@@ -181,8 +185,9 @@ def install(
 
     merged = _playbook_inputs("install", inventory, host, catalogue)
     how = RollOptions(serial=parse_serial(serial) if serial is not None else None, gate=gate,
-                      on_fail=on_fail.value, drain=parse_template("--drain-cmd", drain_cmd),
-                      undrain=parse_template("--undrain-cmd", undrain_cmd))
+                      on_fail=on_fail.value,
+                      drain=parse_template("--drain-cmd", drain_cmd, drain_timeout),
+                      undrain=parse_template("--undrain-cmd", undrain_cmd, drain_timeout))
     loaded = load_spec(profile=profile, path=spec, arch=arch_value(arch))
     resolved = resolve(loaded, merged)
     options = InstallOptions(
