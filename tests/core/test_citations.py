@@ -2,9 +2,10 @@
 never the team's reference notes outside the repository, and carry no issue numbers of this
 project.
 
-Every text file under the shipped folders and tests/ (tests/data/ aside: verbatim vendor
-samples) is read; the scanner itself is checked on planted lines in memory, so a pattern
-that stopped matching would fail here rather than pass quietly.
+Every text file under the shipped folders and tests/ is read, except the samples in
+tests/data/ (verbatim vendor text); their provenance notes there (`*.source`, `SOURCE`) are
+read. The scanner itself is checked on planted lines in memory, so a pattern that stopped
+matching would fail here rather than pass quietly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("ascend_env", "checks", "playbooks", "containers", "scripts", "benchmarks", "tests")
-SKIPPED = (ROOT / "tests" / "data",)
+DATA = ROOT / "tests" / "data"
+SKIPPED = (DATA,)
 THIS = Path(__file__).resolve()
 MAX_BYTES = 8 * 1024 * 1024
 
@@ -26,6 +28,7 @@ MAX_BYTES = 8 * 1024 * 1024
 NOTE_NAMES = re.compile("|".join((
     r"ascend" + r"-facts",
     r"compat" + r"-matrix",
+    r"os" + r"-and-upgrades",
     r"\bpeers" + r"\.md\b",
     r"shared" + r"/reference",
     r"vendor" + r"-catalogue\.json",
@@ -65,13 +68,19 @@ def findings(text: str, labels: re.Pattern[str]) -> list[str]:
     return found
 
 
+def is_provenance_note(path: Path) -> bool:
+    """A data folder's note of where its samples came from: ours, so it cites like code."""
+    return path.suffix == ".source" or path.name == "SOURCE"
+
+
 def scanned_files() -> list[Path]:
     files = []
     for folder in FOLDERS:
         for path in sorted((ROOT / folder).rglob("*")):
             if (not path.is_file() or path.is_symlink() or "__pycache__" in path.parts
                     or path.suffix == ".pyc" or path.resolve() == THIS
-                    or any(path.is_relative_to(skip) for skip in SKIPPED)):
+                    or (any(path.is_relative_to(skip) for skip in SKIPPED)
+                        and not is_provenance_note(path))):
                 continue
             files.append(path)
     return files
@@ -84,7 +93,16 @@ def test_the_scan_reads_the_repository() -> None:
     files = scanned_files()
     assert len(files) > 300, f"only {len(files)} files found under {FOLDERS}"
     assert ROOT / "ascend_env" / "data" / "matrix.yaml" in files
-    assert not any(path.is_relative_to(ROOT / "tests" / "data") for path in files)
+    data = [path for path in files if path.is_relative_to(DATA)]
+    assert all(is_provenance_note(path) for path in data), "a sample of tests/data was read"
+
+
+def test_the_scan_reads_the_provenance_notes() -> None:
+    notes = [path for path in scanned_files() if path.is_relative_to(DATA)]
+    assert len(notes) > 100, f"only {len(notes)} provenance notes found under {DATA}"
+    assert DATA / "version_info" / "driver-23.0.7.source" in notes
+    assert DATA / "real" / "910b3-23.0.7" / "SOURCE" in notes
+    assert DATA / "version_info" / "driver-23.0.7.txt" not in notes
 
 
 def test_no_file_cites_the_notes_or_an_issue_number() -> None:
@@ -108,6 +126,9 @@ def test_no_file_cites_the_notes_or_an_issue_number() -> None:
     '"""Images run as HwHiAiUser (peers.md §5.3)."""',
     "(../shared/reference/compat-matrix.md, ascend-facts.md)",
     "# file names as in vendor-catalogue.json",
+    "# the upgrade order of os-and-upgrades.md §2",
+    "ascend-facts.md §3.1: /usr/local/Ascend/driver/version.info, HDK 24.1.rc3",
+    "npu-smi info; layout of ascend-facts.md §4.1, process row shape per §4.4",
     "    # the build's output explained in place (issue 18)",
     '"""Every command fed bad input (issue 15, item 7)."""',
     "Issue #2's goal: the command takes no more than 1.5x the reference.",
