@@ -80,6 +80,15 @@ def test_an_import_that_fails_is_a_packaging_question_whatever_package_it_names(
                  "cannot open shared object") == "loader"
 
 
+def test_a_build_tool_and_a_kernel_binary_name_their_layers() -> None:
+    # CMake that finds no compiler is the compilers' layer; an operator without a kernel binary
+    # is CANN's (https://github.com/hiyouga/LlamaFactory/issues/3796).
+    assert _area("https://github.com/vllm-project/vllm-ascend/issues/439",
+                 "CMAKE_CXX_COMPILER") == "compilers"
+    assert _area("https://github.com/hiyouga/LlamaFactory/issues/3796",
+                 "does not has any binary") == "cann"
+
+
 def test_an_area_is_no_explanation_the_record_is_still_unknown_and_exits_1() -> None:
     text = _train("https://github.com/deepspeedai/DeepSpeed/pull/7894")
     scan = default_matcher().scan([("log", text)])
