@@ -26,8 +26,8 @@ from typing import Any
 import yaml
 
 from ascend_env.explain.match import ERROR_LIKE, Matcher
-from ascend_env.explain.rules import Rule, load_rules
-from ascend_env.explain.signatures import Signature, load_signatures
+from ascend_env.explain.rules import load_rules
+from ascend_env.explain.signatures import load_signatures
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real" / "explain"
 TRAIN, HELDOUT = DATA / "corpus.yaml", DATA / "heldout.yaml"
@@ -88,19 +88,22 @@ class Score:
         return count / self.records if self.records else 0.0
 
 
+def _tally(result: Score, item: dict[str, Any], got: Answer) -> None:
+    result.records += 1
+    result.threads.add(item["thread"])
+    result.family += got.family == item["family"]
+    result.cause += got.cause == item["cause"]
+    unanswered = got.ident is None and got.unknown == 0
+    result.silent += unanswered and got.error_like
+    result.quiet += unanswered and not got.error_like
+    if got.family != item["family"] or got.cause != item["cause"]:
+        result.misses.append((item, got))
+
+
 def score(matcher: Matcher, items: list[dict[str, Any]]) -> Score:
     result = Score()
     for item in items:
-        got = answer(matcher, item["text"])
-        result.records += 1
-        result.threads.add(item["thread"])
-        result.family += got.family == item["family"]
-        result.cause += got.cause == item["cause"]
-        unanswered = got.ident is None and got.unknown == 0
-        result.silent += unanswered and got.error_like
-        result.quiet += unanswered and not got.error_like
-        if got.family != item["family"] or got.cause != item["cause"]:
-            result.misses.append((item, got))
+        _tally(result, item, answer(matcher, item["text"]))
     return result
 
 
@@ -120,12 +123,9 @@ def _support(source: str, samples: Sequence[str],
                      if thread == source or any(quotes(s, t) for s in samples for t in own))
 
 
-def leave_thread_out(items: list[dict[str, Any]],
-                     signatures: Sequence[Signature] | None = None,
-                     rules: Sequence[Rule] | None = None) -> Score:
+def leave_thread_out(items: list[dict[str, Any]]) -> Score:
     """Each thread's records answered without the entries and rules that thread gave."""
-    sigs = tuple(load_signatures() if signatures is None else signatures)
-    rule_set = tuple(load_rules() if rules is None else rules)
+    sigs, rule_set = load_signatures(), load_rules()
     by_thread: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         by_thread.setdefault(item["thread"], []).append(item)
@@ -141,12 +141,6 @@ def leave_thread_out(items: list[dict[str, Any]],
         if left not in matchers:
             matchers[left] = Matcher([s for s in sigs if s.id not in left],
                                      rules=[r for r in rule_set if r.id not in left])
-        part = score(matchers[left], own)
-        result.records += part.records
-        result.threads |= part.threads
-        result.family += part.family
-        result.cause += part.cause
-        result.silent += part.silent
-        result.quiet += part.quiet
-        result.misses += part.misses
+        for item in own:
+            _tally(result, item, answer(matchers[left], item["text"]))
     return result
