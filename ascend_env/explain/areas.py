@@ -75,7 +75,8 @@ def area_of(areas: Sequence[Area], shape: Shape) -> tuple[Area, int, str] | None
     in torch_npu, CANN or the runtime."""
     first = shape.first_line()
     order = [first, *(i for i in range(len(shape.lines)) if i != first)]
-    for lines in (shape.lines, shape.raw):
+    passes = [shape.lines] if shape.raw in ([], shape.lines) else [shape.lines, shape.raw]
+    for lines in passes:
         for index in order:
             line = lines[index] if index < len(lines) else ""
             for area in areas:
