@@ -20,6 +20,7 @@ from tests.explain.corpus_score import (
     HELDOUT,
     HELDOUT_SHARE,
     TRAIN,
+    Score,
     answer,
     bucket,
     leave_thread_out,
@@ -116,6 +117,10 @@ def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
     assert full.share(full.family) >= 0.91 and full.share(full.cause) >= 0.75
 
 
+@lru_cache(maxsize=1)
+def _left_out() -> Score:
+    return leave_thread_out(_train())
+
 
 def _records(thread: str, says: str) -> list[dict[str, Any]]:
     return [item for item in _train() if item["thread"] == thread and says in item["text"]]
@@ -130,7 +135,7 @@ def test_a_thread_left_out_loses_what_was_written_from_it_alone() -> None:
                      "NPU out of memory")
     assert own and other
     assert answer(default_matcher(), own[0]["text"]).ident == "torch-npu.oom"
-    left = leave_thread_out(_train())
+    left = _left_out()
     missed = {(item["thread"], item["text"]): got for item, got in left.misses}
     assert missed[(own[0]["thread"], own[0]["text"])].ident != "torch-npu.oom"
     assert (other[0]["thread"], other[0]["text"]) not in missed
@@ -140,12 +145,12 @@ def test_an_entry_quoted_by_two_threads_stays_for_either() -> None:
     # The fork message is printed in several threads; leaving one out keeps the entry.
     fork = _records("https://github.com/hiyouga/LlamaFactory/issues/7447", "forked subprocess")
     assert fork
-    left = leave_thread_out(_train())
+    left = _left_out()
     assert all(item["text"] != fork[0]["text"] for item, _ in left.misses)
 
 
 def test_the_left_out_score_stays_at_least_where_it_was_measured() -> None:
     # Measured: 260/318 recognised, 153/318 cause first with each thread left out
     # (benchmarks/explain_corpus.py). What the rules know beyond the threads they came from.
-    left = leave_thread_out(_train())
+    left = _left_out()
     assert left.share(left.family) >= 0.81 and left.share(left.cause) >= 0.48
