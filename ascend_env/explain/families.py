@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ascend_env.explain.codes import code_signature
 from ascend_env.explain.signatures import Cause, Fix, Signature
 
 FALLBACK_PRIORITY = 1  # below every entry: a family match never beats an exact one
@@ -125,11 +126,15 @@ def _reason(line: str) -> Signature | None:
 
 
 def fallback(line: str) -> Signature | None:
-    """The runtime's own stated reason on the line, else the family entry of the first code
-    on it that has a known class, or None."""
+    """A runtime return code that names its cause, else the runtime's own stated reason on the
+    line, else the runtime code that names what failed, else the family entry of the first
+    CANN or torch_npu code on it that has a known class, or None."""
     # The runtime's own words say more than a generic code class (EZ9999 on a device
-    # exception report), so they come first.
-    stated = _reason(line)
+    # exception report), so they come before it; a documented return code says more still.
+    numbered = code_signature(line)
+    if numbered is not None and numbered.role is None:
+        return numbered
+    stated = _reason(line) or numbered
     if stated is not None:
         return stated
     for found in CODE.finditer(line):

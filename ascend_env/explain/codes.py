@@ -1,0 +1,91 @@
+"""The ACL runtime's numeric return codes (ascend_env/data/signatures/codes/runtime.yaml): a line
+that prints one (`error code is 507046`, `runtime result = 507018`, `ret:207000`) and that no
+entry knows is explained by the code's documented name, whatever program printed it.
+
+A code whose name says the cause (207018 device out of memory, 507010 lost heartbeat) concludes
+it, as an entry would, and ranks as one; the others say what failed and, like a CANN code's
+family match, leave the first cause to the lines around them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from ascend_env.core.resources import load_yaml
+from ascend_env.explain.signatures import Cause, Fix, Signature, SignatureError
+from ascend_env.explain.vocabulary import load_vocabulary
+
+FILE = "signatures/codes/runtime.yaml"
+# Above the echo threshold (signatures.ECHO_PRIORITY): a code that names its cause explains its
+# line; below every exact entry, which alone is asked first (match.Matcher.explain_line).
+PRIORITY = 25
+# The words the runtime, ACL, torch_npu and the frameworks print before a return code; a bare
+# six-digit number elsewhere (a size, a pid) is not one.
+CODE = re.compile(r"(?i:error ?code(?: is)?|errcode|errno|result|\bret(?:code)?|rt_?ret|failed"
+                  r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2})\b")
+_FAMILIES = {"runtime", "aicpu", "driver", "hccl"}
+
+
+@dataclass(frozen=True)
+class Code:
+    number: int
+    name: str
+    what: str
+    family: str
+    cause: str | None
+
+
+@lru_cache(maxsize=1)
+def load_codes() -> tuple[dict[int, Code], str]:
+    """The shipped table by number, and its source."""
+    raw = load_yaml(FILE)
+    if not isinstance(raw, dict) or not isinstance(raw.get("codes"), list):
+        raise SignatureError(f"{FILE}: a mapping with `source` and a list of `codes`")
+    causes = load_vocabulary()
+    table: dict[int, Code] = {}
+    for index, item in enumerate(raw["codes"]):
+        where = f"{FILE} code {index + 1}"
+        if not isinstance(item, dict) or not {"code", "name", "what"} <= set(item) or \
+                set(item) - {"code", "name", "what", "family", "cause"}:
+            raise SignatureError(f"{where}: code, name, what and optional family, cause")
+        code = Code(int(item["code"]), str(item["name"]), str(item["what"]),
+                    str(item.get("family", "runtime")), item.get("cause"))
+        if code.family not in _FAMILIES or (code.cause is not None and code.cause not in causes):
+            raise SignatureError(f"{where}: unknown family or cause ({code.family}, {code.cause})")
+        if code.number in table:
+            raise SignatureError(f"{where}: {code.number} is listed twice")
+        table[code.number] = code
+    return table, str(raw.get("source", ""))
+
+
+def code_signature(line: str) -> Signature | None:
+    """The entry of the first known return code the line prints, or None."""
+    table, source = load_codes()
+    for found in CODE.finditer(line):
+        code = table.get(int(found.group("code")))
+        if code is not None:
+            return _signature(code, source)
+    return None
+
+
+@cache
+def _signature(code: Code, source: str) -> Signature:
+    said = f"{code.number} ({code.name})"
+    if code.cause is None:
+        causes = (Cause(text="the first error of the log, above this line (this code says what "
+                             "failed, not why)", checks=()),)
+        meaning = (f"The call returned {said}: {code.what}. The code says what failed; look "
+                   f"for the first error above this line for why.")
+    else:
+        kind = load_vocabulary()[code.cause]
+        causes = (Cause(text=kind.text, checks=kind.checks, id=kind.id),)
+        meaning = f"The call returned {said}: {code.what}."
+    return Signature(
+        id=f"code.{code.number}", family=code.family,
+        pattern=re.compile(rf"\b{code.number}\b"), severity="error",
+        priority=PRIORITY if code.cause else 1, meaning=meaning, causes=causes,
+        fix=Fix(id=None, command="ascend-env explain the whole log (all ranks); the first cause "
+                                 "is listed first"),
+        source=source, samples=(str(code.number),), role=None if code.cause else "family")
