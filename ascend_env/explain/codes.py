@@ -1,5 +1,6 @@
 """The ACL runtime's numeric return codes (ascend_env/data/signatures/codes/runtime.yaml): a line
-that prints one (`error code is 507046`, `runtime result = 507018`, `ret:207000`) and that no
+that prints one (`error code is 507046`, `runtime result = 507018`, `ret:207000`), or the
+sentence torch_npu prints for it (`[Error]: The aicpu execution is abnormal.`), and that no
 entry knows is explained by the code's documented name, whatever program printed it.
 
 A code whose name says the cause (207018 device out of memory, 507010 lost heartbeat) concludes
@@ -25,7 +26,10 @@ PRIORITY = 25
 # six-digit number elsewhere (a size, a pid) is not one.
 CODE = re.compile(r"(?i:error ?code(?: is)?|errcode|errno|result|\bret(?:code)?|rt_?ret|failed"
                   r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2})\b")
+# torch_npu prints the code's sentence on a line of its own, after the code's line.
+SAYS = re.compile(r"\[Error\]: (?P<says>[A-Z][^\[\]]{5,120}?\.)(?:\s|$)")
 _FAMILIES = {"runtime", "aicpu", "driver", "hccl"}
+_FIELDS = {"code", "name", "what", "family", "cause", "says"}
 
 
 @dataclass(frozen=True)
@@ -35,38 +39,52 @@ class Code:
     what: str
     family: str
     cause: str | None
+    says: str | None
+
+
+@dataclass(frozen=True)
+class Table:
+    codes: dict[int, Code]
+    said: dict[str, Code]  # torch_npu's sentence -> its code
+    source: str  # the runtime's header
+    said_source: str  # torch_npu's table of the sentences
 
 
 @lru_cache(maxsize=1)
-def load_codes() -> tuple[dict[int, Code], str]:
-    """The shipped table by number, and its source."""
+def load_codes() -> Table:
+    """The shipped table."""
     raw = load_yaml(FILE)
     if not isinstance(raw, dict) or not isinstance(raw.get("codes"), list):
         raise SignatureError(f"{FILE}: a mapping with `source` and a list of `codes`")
     causes = load_vocabulary()
-    table: dict[int, Code] = {}
+    table = Table({}, {}, str(raw.get("source", "")), str(raw.get("torch_npu_source", "")))
     for index, item in enumerate(raw["codes"]):
         where = f"{FILE} code {index + 1}"
         if not isinstance(item, dict) or not {"code", "name", "what"} <= set(item) or \
-                set(item) - {"code", "name", "what", "family", "cause"}:
-            raise SignatureError(f"{where}: code, name, what and optional family, cause")
+                set(item) - _FIELDS:
+            raise SignatureError(f"{where}: code, name, what and optional {_FIELDS}")
         code = Code(int(item["code"]), str(item["name"]), str(item["what"]),
-                    str(item.get("family", "runtime")), item.get("cause"))
+                    str(item.get("family", "runtime")), item.get("cause"), item.get("says"))
         if code.family not in _FAMILIES or (code.cause is not None and code.cause not in causes):
             raise SignatureError(f"{where}: unknown family or cause ({code.family}, {code.cause})")
-        if code.number in table:
-            raise SignatureError(f"{where}: {code.number} is listed twice")
-        table[code.number] = code
-    return table, str(raw.get("source", ""))
+        if code.number in table.codes or (code.says is not None and code.says in table.said):
+            raise SignatureError(f"{where}: {code.number} or its sentence is listed twice")
+        table.codes[code.number] = code
+        if code.says is not None:
+            table.said[code.says] = code
+    return table
 
 
 def code_signature(line: str) -> Signature | None:
-    """The entry of the first known return code the line prints, or None."""
-    table, source = load_codes()
+    """The entry of the first known return code the line prints or states, or None."""
+    table = load_codes()
     for found in CODE.finditer(line):
-        code = table.get(int(found.group("code")))
+        code = table.codes.get(int(found.group("code")))
         if code is not None:
-            return _signature(code, source)
+            return _signature(code, table.source)
+    stated = SAYS.search(line)
+    if stated is not None and stated.group("says") in table.said:
+        return _signature(table.said[stated.group("says")], table.said_source)
     return None
 
 
@@ -84,7 +102,9 @@ def _signature(code: Code, source: str) -> Signature:
         meaning = f"The call returned {said}: {code.what}."
     return Signature(
         id=f"code.{code.number}", family=code.family,
-        pattern=re.compile(rf"\b{code.number}\b"), severity="error",
+        pattern=re.compile("|".join([rf"\b{code.number}\b", *([re.escape(code.says)]
+                                                               if code.says else [])])),
+        severity="error",
         priority=PRIORITY if code.cause else 1, meaning=meaning, causes=causes,
         fix=Fix(id=None, command="ascend-env explain the whole log (all ranks); the first cause "
                                  "is listed first"),

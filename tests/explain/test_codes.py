@@ -44,7 +44,7 @@ def test_the_code_of_a_real_line_with_its_name(line: str, code: int, family: str
     found = code_signature(line)
     assert found is not None
     assert found.id == f"code.{code}" and found.family == family
-    name = load_codes()[0][code].name
+    name = load_codes().codes[code].name
     assert name.startswith("ACL_ERROR_") and name in found.meaning
     assert found.causes[0].id == cause
     # A code that names no cause is a family match: it leaves the first cause to other lines.
@@ -68,11 +68,12 @@ def test_a_six_digit_number_that_is_not_a_return_code(line: str) -> None:
 
 
 def test_the_table_follows_the_headers_classes() -> None:
-    table, source = load_codes()
+    table = load_codes()
+    source = table.source
     assert source.startswith("https://github.com/") and source.endswith("rt_error_codes.h")
-    assert len(table) >= 100
+    assert len(table.codes) >= 100 and table.said_source.endswith("NPUErrorCodes.h")
     causes = load_vocabulary()
-    for number, code in table.items():
+    for number, code in table.codes.items():
         assert number // 1000 in (107, 207, 507), number
         assert code.name.startswith("ACL_ERROR_"), code
         assert code.cause is None or code.cause in causes
@@ -94,3 +95,27 @@ def test_a_code_that_names_its_cause_explains_the_record() -> None:
     assert scan.chains and scan.chains[0].cause_found
     assert scan.chains[0].lead.signature.id == "code.207004"
     assert not scan.unknown
+
+
+# torch_npu's sentence for a code, on a line of its own; each is a record of the explain corpus.
+SAID = [
+    # https://github.com/vllm-project/vllm-ascend/issues/2105
+    ("[Error]: The aicpu execution is abnormal.", 507018),
+    # https://github.com/gpustack/gpustack/issues/3352
+    ("[Error]: The device is unavailable.", 207004),
+    # https://github.com/vllm-project/vllm-ascend/issues/800
+    ("ERROR 05-09 08:06:34 [engine.py:448] [Error]: The context is empty.", 107002),
+]
+
+
+@pytest.mark.parametrize(("line", "code"), SAID, ids=[str(s[1]) for s in SAID])
+def test_torch_npus_sentence_for_a_code(line: str, code: int) -> None:
+    found = code_signature(line)
+    assert found is not None and found.id == f"code.{code}"
+    assert found.pattern.search(line) and "NPUErrorCodes.h" in found.source
+
+
+def test_a_sentence_torch_npu_does_not_print_for_a_code() -> None:
+    assert code_signature("[Error]: The weather is fine.") is None
+    # 207005 prints 207001's sentence, so the sentence names 207001 only.
+    assert load_codes().codes[207005].says is None
