@@ -81,15 +81,17 @@ def code_signature(line: str) -> Signature | None:
     for found in CODE.finditer(line):
         code = table.codes.get(int(found.group("code")))
         if code is not None:
-            return _signature(code, table.source)
+            return _signature(code, table.source, code.family)
     stated = SAYS.search(line)
     if stated is not None and stated.group("says") in table.said:
-        return _signature(table.said[stated.group("says")], table.said_source)
+        # The sentence is torch_npu's own line, so the line is torch_npu's (as the knowledge
+        # base's entries for such sentences have it); the code says which layer failed.
+        return _signature(table.said[stated.group("says")], table.said_source, "torch_npu")
     return None
 
 
 @cache
-def _signature(code: Code, source: str) -> Signature:
+def _signature(code: Code, source: str, family: str) -> Signature:
     said = f"{code.number} ({code.name})"
     if code.cause is None:
         causes = (Cause(text="the first error of the log, above this line (this code says what "
@@ -101,7 +103,7 @@ def _signature(code: Code, source: str) -> Signature:
         causes = (Cause(text=kind.text, checks=kind.checks, id=kind.id),)
         meaning = f"The call returned {said}: {code.what}."
     return Signature(
-        id=f"code.{code.number}", family=code.family,
+        id=f"code.{code.number}", family=family,
         pattern=re.compile("|".join([rf"\b{code.number}\b", *([re.escape(code.says)]
                                                                if code.says else [])])),
         severity="error",

@@ -113,6 +113,8 @@ def test_torch_npus_sentence_for_a_code(line: str, code: int) -> None:
     found = code_signature(line)
     assert found is not None and found.id == f"code.{code}"
     assert found.pattern.search(line) and "NPUErrorCodes.h" in found.source
+    # torch_npu printed the line, whichever layer the code names.
+    assert found.family == "torch_npu"
 
 
 def test_a_sentence_torch_npu_does_not_print_for_a_code() -> None:
