@@ -12,6 +12,7 @@ from ascend_env.explain.confirm import HostChecks, involved_packages, verdict
 from ascend_env.explain.match import Hit
 from ascend_env.explain.numbers import describe
 from ascend_env.explain.report import Explanation
+from ascend_env.explain.rules import UNPLACED
 from ascend_env.explain.signatures import Signature
 
 MAX_UNKNOWN_SHOWN = 20
@@ -48,6 +49,8 @@ def render_explanation(explanation: Explanation, *, as_json: bool,
         label = "first cause" if chain.echoes else "error"
         if not chain.cause_found:
             label = "no cause found: this only reports an error the log does not show"
+            if chain.lead.signature.family == UNPLACED:
+                label = "a likely cause only: the record names no layer to confirm it in"
         _full(chain.lead, explanation.hosts, label)
         if chain.echoes:
             _echo(f"  echoes of it ({len(chain.echoes)}), reported because of the cause above:")
@@ -68,6 +71,8 @@ def _full(hit: Hit, hosts: list[HostChecks], label: str) -> None:
     times = f"  x{hit.count}" if hit.count > 1 else ""
     family = {"family": "  (family match: the code's class, not this code)",
               "rule": "  (rule: read from the record's structure)"}.get(hit.kind, "")
+    if s.family == UNPLACED:
+        family = "  (rule: read from the record's structure; no layer named)"
     _echo(f"{_MARK[s.severity]} {s.id}{times}  [{label}]{family}  at "
           f"{hit.source}:{hit.line_number}")
     _echo(f"    {hit.line[:300]}")

@@ -20,7 +20,7 @@ from ascend_env.explain.families import fallback
 from ascend_env.explain.hits import Hit, Unknown
 from ascend_env.explain.literals import required_literals
 from ascend_env.explain.numbers import read_numbers
-from ascend_env.explain.rules import Rule, evidence_line, first_rule, load_rules
+from ascend_env.explain.rules import UNPLACED, Rule, evidence_line, first_rule, load_rules
 from ascend_env.explain.signatures import Signature, load_signatures
 from ascend_env.explain.structure import read_shape
 
@@ -159,8 +159,10 @@ class Matcher:
                     found.append((signature, start))
                     state.note_hit(signature, source, start + 1, whole, whole)
             ruled = self._rule(lines, start, end)
+            # A rule on a record that names no layer only hints, as an area does (below).
+            hint = ruled if ruled is not None and ruled[0].family == UNPLACED else None
             # A rule that concludes what an entry of the record already says repeats it.
-            if ruled is not None and not any(
+            if ruled is not None and hint is None and not any(
                     s.cause_id == ruled[0].cause_id and _explains(s, lines[index])
                     for s, index in found):
                 signature, index, read = ruled
@@ -173,7 +175,11 @@ class Matcher:
             # Only echoes and catch-alls matched (or nothing): they explain their own lines,
             # never the record's other error lines - no silent pass.
             echoed = {index for _, index in found}
-            if not found:
+            if hint is not None:
+                signature, index, read = hint
+                state.note_hit(signature, source, index + 1, lines[index].strip(), whole,
+                               read=read)
+            elif not found:
                 self._area(lines[start:end], start, source, state, whole)
             for index in range(start, end):
                 line = lines[index].rstrip()

@@ -47,8 +47,12 @@ FEATURES: dict[str, Callable[[Shape], list[str]]] = {
 
 
 # A rule whose cause shows in any layer (a programming error, a step that must come first)
-# takes the family of the record's area (areas.py) and fires only where the record names one.
+# takes the family of the record's area (areas.py). Where the record names no layer it still
+# names its cause, which does not depend on the layer, but only as a family match does
+# (UNPLACED): without the layer it cannot tell the framework's code from the user's, so the
+# record stays not known and explain exits 1.
 BY_AREA = "area"
+UNPLACED = "unplaced"
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,13 @@ class Rule:
                 return None
         return bound
 
-    def family_of(self, shape: Shape) -> str | None:
+    def family_of(self, shape: Shape) -> str:
         """The rule's family on this record: its own, or for BY_AREA the record's area's
-        (None when the record names no area)."""
+        (UNPLACED when the record names no area)."""
         if self.family != BY_AREA:
             return self.family
         placed = area_of(load_areas(), shape)
-        return placed[0].family if placed is not None else None
+        return placed[0].family if placed is not None else UNPLACED
 
     def signature(self, bound: dict[str, str], shape: Shape) -> Signature:
         """The rule as an explanation of this record: its meaning filled in."""
@@ -94,13 +98,15 @@ class Rule:
         for name, read in FEATURES.items():
             found = read(shape)
             values[name] = found[0] if found else "?"
-        family = self.family_of(shape) or self.family
-        values |= bound | {"family": family}
+        family = self.family_of(shape)
+        layer = f"{family}'s layer" if family != UNPLACED else "a layer the record does not name"
+        values |= bound | {"family": family, "layer": layer}
         meaning = self.meaning.format_map({k: _short(v) for k, v in values.items()})
         return Signature(id=self.id, family=family, pattern=NEVER, severity="error",
                          priority=self.priority, meaning=meaning,
                          causes=(self.concludes, *self.also), fix=self.fix,
-                         source=self.source, samples=self.samples, role="rule")
+                         source=self.source, samples=self.samples,
+                         role="rule" if family != UNPLACED else "family")
 
 
 def _short(value: str) -> str:
@@ -202,7 +208,7 @@ def first_rule(rules: Sequence[Rule], shape: Shape) -> tuple[Rule, dict[str, str
     """The highest-priority rule that fires on the record, with what it read, or None."""
     for rule in rules:
         bound = rule.bind(shape)
-        if bound is not None and rule.family_of(shape) is not None:
+        if bound is not None:
             return rule, bound
     return None
 

@@ -17,7 +17,7 @@ from ascend_env.explain.areas import AREA, area_of, load_areas
 from ascend_env.explain.families import CANN_MODULES
 from ascend_env.explain.inline import explain_text
 from ascend_env.explain.match import Matcher, default_matcher
-from ascend_env.explain.rules import BY_AREA, load_rules
+from ascend_env.explain.rules import BY_AREA, UNPLACED, load_rules
 from ascend_env.explain.signatures import load_signatures
 from ascend_env.explain.structure import read_shape
 from tests.cli_invoke import invoke
@@ -119,14 +119,29 @@ def test_the_entries_alone_reference_has_no_areas() -> None:
     assert Matcher(rules=(), areas=()).scan([("log", text)]).chains == []
 
 
-def test_a_rule_by_area_takes_the_records_area_and_needs_one() -> None:
+def test_a_rule_by_area_takes_the_records_area_or_only_hints() -> None:
     (rule,) = [r for r in load_rules() if r.id == "rule.python-called-before-init"]
     assert rule.family == BY_AREA
     sample = "RuntimeError: Ascend config is not initialized. Please call init_ascend_config first."
     (chain,) = default_matcher().scan([("log", sample)]).chains
     assert (chain.lead.signature.id, chain.lead.signature.family) == (rule.id, "vllm_ascend")
-    # The same words with nothing that names a layer: the rule does not guess a family.
+    assert chain.cause_found
+    # The same words with nothing that names a layer: the rule does not guess a family. It
+    # names its cause as a family match does, and the line stays not known (exit 1).
     bare = "RuntimeError: the cache is not initialized. Please call setup first."
     scan = default_matcher().scan([("log", bare)])
-    assert all(h.signature.id != rule.id for h in scan.hits)
+    (chain,) = scan.chains
+    assert (chain.lead.signature.id, chain.lead.signature.family) == (rule.id, UNPLACED)
+    assert not chain.cause_found and chain.lead.signature.causes[0].id == rule.concludes.id
     assert [u.line for u in scan.unknown] == [bare]
+
+
+def test_a_programming_error_without_a_layer_says_so() -> None:
+    # A record of the corpus's train part, quoted from
+    # https://github.com/vllm-project/vllm-ascend/pull/1803
+    line = "AttributeError: 'Qwen2AudioConfig' object has no attribute 'num_hidden_layers'"
+    (chain,) = default_matcher().scan([("log", line)]).chains
+    lead = chain.lead.signature
+    assert (lead.id, lead.family, lead.cause_id) == \
+        ("rule.python-code-error", UNPLACED, "framework-bug")
+    assert "a layer the record does not name" in lead.meaning

@@ -38,8 +38,11 @@ def test_json_is_explain_v1_with_matches_and_unknown(tmp_path: Path) -> None:
     assert done.code == 1  # one error-looking line is not known
     document = json.loads(done.out)
     assert document["schema"] == "ascend-env/explain/v1"
-    (match,) = document["matches"]
+    match, hint = document["matches"]
     assert match["id"] == "loader.libascend-hal"
+    # The KeyError names no layer: a rule names its likely cause as a family match only.
+    assert (hint["id"], hint["family"], hint["match"], hint["line_number"]) == \
+        ("rule.python-code-error", "unplaced", "family", 3)
     assert (match["line_number"], match["count"], match["file"]) == (1, 2, str(log))
     assert match["fix"]["id"] == "ld-library-path"
     assert match["source"].startswith("https://")
@@ -161,3 +164,15 @@ def test_list_shows_the_base_by_family_with_counts() -> None:
     assert document["schema"] == "ascend-env/explain-list/v1"
     assert sum(f["count"] for f in document["families"]) == total == document["total"]
     assert invoke("explain", "--list", "x.log").code == 2
+
+
+def test_a_rule_on_a_record_without_a_layer_is_a_likely_cause_only(tmp_path: Path) -> None:
+    # A record of the corpus's train part, quoted from
+    # https://github.com/vllm-project/vllm-ascend/pull/1803
+    log = tmp_path / "job.log"
+    log.write_text("AttributeError: 'Qwen2AudioConfig' object has no attribute "
+                   "'num_hidden_layers'\n")
+    done = invoke("explain", str(log))
+    assert done.code == 1
+    assert "rule.python-code-error  [a likely cause only: the record names no layer" in done.out
+    assert "not known (1 line(s) that look like errors)" in done.out
