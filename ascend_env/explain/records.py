@@ -66,8 +66,9 @@ def _record_end(lines: Sequence[str], start: int) -> int:
     first = body(lines[start])
     limit = min(len(lines), start + MAX_RECORD_LINES)
     index = start + 1
-    if PY_TRACEBACK.match(first):
-        # Frames (indented, or a pasted `File "..."` that lost its indent) up to the exception.
+    if PY_TRACEBACK.match(first) or PY_FRAME.match(first):
+        # Frames (indented, or a pasted `File "..."` that lost its indent) up to the exception;
+        # a paste often starts at a frame, without the traceback's header.
         while index < limit:
             text = body(lines[index])
             if not text.strip():

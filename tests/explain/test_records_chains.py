@@ -121,3 +121,22 @@ def test_an_npu_smi_health_page_names_the_npu_and_the_fault_level() -> None:
     # 8C03A000 is filed under 'reset the NPU', 8C084E00 under 'reset once idle': the worst wins.
     assert fault_levels()["8C03A000"] == "restart-npu"
     assert chain.lead.numbers["level"] == "restart-npu"
+
+
+def test_a_traceback_pasted_from_its_first_frame_is_one_record() -> None:
+    # A record of the corpus's train part, quoted from
+    # https://github.com/vllm-project/vllm-ascend/pull/1803 (the paste starts at a frame).
+    lines = [
+        '  File "/vllm-workspace/vllm-ascend/vllm_ascend/utils.py", line 307, in '
+        'update_aclgraph_sizes',
+        "    num_hidden_layers = vllm_config.model_config.hf_config.num_hidden_layers",
+        '  File "/usr/local/python3.10.17/lib/python3.10/site-packages/transformers/'
+        'configuration_utils.py", line 211, in __getattribute__',
+        "    return super().__getattribute__(key)",
+        "AttributeError: 'Qwen2AudioConfig' object has no attribute 'num_hidden_layers'",
+    ]
+    assert records.split(lines) == [(0, 5)]
+    # So the frames place the error: vLLM Ascend's code called what raised it.
+    (chain,) = default_matcher().scan([("log", "\n".join(lines))]).chains
+    assert (chain.lead.signature.id, chain.lead.signature.family) == \
+        ("rule.python-code-error", "vllm_ascend")
