@@ -53,6 +53,11 @@ FEATURES: dict[str, Callable[[Shape], list[str]]] = {
 # record stays not known and explain exits 1.
 BY_AREA = "area"
 UNPLACED = "unplaced"
+# A programming error belongs to the code that made the failing call: the innermost traceback
+# frame in a package of the Ascend stack (below it are torch's, transformers' or Python's own
+# frames, which raised it for that caller), before any word of the message.
+FRAME_FAMILIES = {"vllm_ascend": "vllm_ascend", "vllm": "vllm_ascend",
+                  "torch_npu": "torch_npu", "torchair": "torch_npu", "mindspore": "mindspore"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,10 @@ class Rule:
         (UNPLACED when the record names no area)."""
         if self.family != BY_AREA:
             return self.family
+        caller = next((FRAME_FAMILIES[p] for p in reversed(shape.frames) if p in FRAME_FAMILIES),
+                      None)
+        if caller is not None:
+            return caller
         placed = area_of(load_areas(), shape)
         return placed[0].family if placed is not None else UNPLACED
 

@@ -99,6 +99,7 @@ class Shape:
     exceptions: list[tuple[str, str, int]] = field(default_factory=list)  # class, message, line
     raised_in: str | None = None  # the package of the frame an exception was raised in
     packages: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)  # each traceback frame's package, in order
     symbols: list[str] = field(default_factory=list)
     libraries: list[str] = field(default_factory=list)
     chips: list[str] = field(default_factory=list)
@@ -143,6 +144,8 @@ def read_shape(lines: Sequence[str]) -> Shape:
         if frame is not None:
             frame_package = _package(frame.group("path")) or frame_package
             _add(shape.packages, frame_package)
+            if frame_package is not None:  # a record has at most records.MAX_RECORD_LINES
+                shape.frames.append(frame_package)
             continue
         _read_exceptions(shape, text, index, frame_package)
         _read_names(shape, text)

@@ -145,3 +145,25 @@ def test_a_programming_error_without_a_layer_says_so() -> None:
     assert (lead.id, lead.family, lead.cause_id) == \
         ("rule.python-code-error", UNPLACED, "framework-bug")
     assert "a layer the record does not name" in lead.meaning
+
+
+def test_a_programming_error_belongs_to_the_frame_that_made_the_call() -> None:
+    # A record of the corpus's train part, quoted from
+    # https://github.com/vllm-project/vllm-ascend/pull/2051: the message names the NPU (words
+    # of torch_npu's area), the innermost Ascend-stack frame is vLLM Ascend's model code.
+    record = "\n".join([
+        '[rank0]:   File "/home/xxx/vllm_ascend/models/qwen2_5_vl_without_padding.py", line 84,'
+        ' in forward',
+        "[rank0]:     q = torch_npu.npu_rotary_mul(q, cos, sin)",
+        '[rank0]:   File "/home/anaconda3/envs/xxx/lib/python3.10/site-packages/torch/_ops.py", '
+        "line 1116, in __call__",
+        "[rank0]:     return self._op(*args, **(kwargs or {}))",
+        "[rank0]: RuntimeError: Expected all tensors to be on the same device, but found at least"
+        " two devices, npu:0 and cpu! (when checking argument for argument r1 in method "
+        "wrapper__npu_rotary_mul)"])
+    (chain,) = default_matcher().scan([("log", record)]).chains
+    assert (chain.lead.signature.id, chain.lead.signature.family) == \
+        ("rule.tensors-on-two-devices", "vllm_ascend")
+    # Without the frames, the message's words place it.
+    (chain,) = default_matcher().scan([("log", record.splitlines()[-1])]).chains
+    assert chain.lead.signature.family == "torch_npu"
