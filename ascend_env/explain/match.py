@@ -44,7 +44,8 @@ ERROR_LIKE = re.compile(
     r"|cannot import name|No module named|[Hh]eartbeat [Ll]ost|[Dd]evice [Ll]ost|\bstuck\b"
     r"|\b[Ff]ail(?:ure|s)? to\b|\bfailure\b|[Uu]nsupported|not (?:currently )?supported"
     r"|[Ee]xhausted|[Ii]llegal instruction|version mismatch|No solution found"
-    r"|[Ii]nvalid (?:argument|device|version|value)")
+    r"|[Ii]nvalid (?:argument|device|version|value)|(?:Error|Exception)_\w+:"
+    r"|terminated with exception|\btimed out\b|operation timeout|does not ha(?:s|ve) any binary")
 # Records a log writes below warning level: matched like any line, never listed as unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
 # Lines that belong to an error message rather than state one (CANN's "Solution:" and

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ascend_env.explain.chains import CATCH_ALL, ECHO, specificity
-from ascend_env.explain.match import Scan, default_matcher
+from ascend_env.explain.match import ERROR_LIKE, Scan, default_matcher
 from ascend_env.explain.plog import Inputs, Source
 from ascend_env.explain.report import Explanation
 from tests.cli_invoke import invoke
@@ -134,3 +134,17 @@ def test_the_command_line_lists_them_as_not_known_with_exit_1(tmp_path: Path) ->
     assert any(line.startswith("E20241122 10:02:57") for line in unknown)  # a glog E line
     text = invoke("explain", str(log))
     assert text.code == 1 and "not known (" in text.out
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/vllm-project/vllm-ascend/issues/382
+    "  what():  [Rank 1] HCCL watchdog thread terminated with exception: [Rank 1] Watchdog "
+    "caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, "
+    "Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.",
+    # https://github.com/gpustack/gpustack/issues/3284
+    "gpustack_runtime.detector.pydcmi.DCMIError_LibraryNotFound: Library Not Found",
+    # https://github.com/hiyouga/LlamaFactory/issues/3796
+    "        Op Cast does not has any binary.",
+])
+def test_these_real_lines_look_like_errors(line: str) -> None:
+    assert ERROR_LIKE.search(line), line
