@@ -1,7 +1,8 @@
-"""The ACL runtime's numeric return codes (ascend_env/data/signatures/codes/runtime.yaml): a line
-that prints one (`error code is 507046`, `runtime result = 507018`, `ret:207000`), or the
-sentence torch_npu prints for it (`[Error]: The aicpu execution is abnormal.`), and that no
-entry knows is explained by the code's documented name, whatever program printed it.
+"""The ACL runtime's and HCCL's numeric return codes (ascend_env/data/signatures/codes/
+runtime.yaml): a line that prints one (`error code is 507046`, `runtime result = 507018`,
+`ret:207000`, `HCCL function error: ..., error code is 11`), or the sentence torch_npu prints for
+it (`[Error]: The aicpu execution is abnormal.`), and that no entry knows is explained by the
+code's documented name, whatever program printed it.
 
 A code whose name says the cause (207018 device out of memory, 507010 lost heartbeat) concludes
 it, as an entry would, and ranks as one; the others say what failed and, like a CANN code's
@@ -26,6 +27,8 @@ PRIORITY = 25
 # six-digit number elsewhere (a size, a pid) is not one.
 CODE = re.compile(r"(?i:error ?code(?: is)?|errcode|errno|result|\bret(?:code)?|rt_?ret|failed"
                   r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2})\b")
+# torch_npu's wrapper of a collective call, with HCCL's own code.
+HCCL_CODE = re.compile(r"HCCL function error: .{0,300}?error code is (?P<code>\d{1,4})\b")
 # torch_npu prints the code's sentence on a line of its own, after the code's line.
 SAYS = re.compile(r"\[Error\]: (?P<says>[A-Z][^\[\]]{5,120}?\.)(?:\s|$)")
 _FAMILIES = {"runtime", "aicpu", "driver", "hccl"}
@@ -40,39 +43,52 @@ class Code:
     family: str
     cause: str | None
     says: str | None
+    source: str  # the header that names it
+    ident: str  # its answer's id: code.<number>, code.hccl-<number>
 
 
 @dataclass(frozen=True)
 class Table:
-    codes: dict[int, Code]
-    said: dict[str, Code]  # torch_npu's sentence -> its code
-    source: str  # the runtime's header
+    codes: dict[int, Code]  # the ACL runtime's
+    hccl: dict[int, Code]  # HCCL's
+    said: dict[str, Code]  # torch_npu's sentence -> its ACL code
     said_source: str  # torch_npu's table of the sentences
 
 
 @lru_cache(maxsize=1)
 def load_codes() -> Table:
-    """The shipped table."""
+    """The shipped tables."""
     raw = load_yaml(FILE)
-    if not isinstance(raw, dict) or not isinstance(raw.get("codes"), list):
-        raise SignatureError(f"{FILE}: a mapping with `source` and a list of `codes`")
-    causes = load_vocabulary()
-    table = Table({}, {}, str(raw.get("source", "")), str(raw.get("torch_npu_source", "")))
-    for index, item in enumerate(raw["codes"]):
-        where = f"{FILE} code {index + 1}"
-        if not isinstance(item, dict) or not {"code", "name", "what"} <= set(item) or \
-                set(item) - _FIELDS:
-            raise SignatureError(f"{where}: code, name, what and optional {_FIELDS}")
-        code = Code(int(item["code"]), str(item["name"]), str(item["what"]),
-                    str(item.get("family", "runtime")), item.get("cause"), item.get("says"))
-        if code.family not in _FAMILIES or (code.cause is not None and code.cause not in causes):
-            raise SignatureError(f"{where}: unknown family or cause ({code.family}, {code.cause})")
-        if code.number in table.codes or (code.says is not None and code.says in table.said):
-            raise SignatureError(f"{where}: {code.number} or its sentence is listed twice")
-        table.codes[code.number] = code
-        if code.says is not None:
-            table.said[code.says] = code
+    if not isinstance(raw, dict) or not all(isinstance(raw.get(key), list)
+                                            for key in ("codes", "hccl_codes")):
+        raise SignatureError(f"{FILE}: a mapping with the lists `codes` and `hccl_codes`")
+    table = Table({}, {}, {}, str(raw.get("torch_npu_source", "")))
+    for key, into, family, source in (
+            ("codes", table.codes, "runtime", str(raw.get("source", ""))),
+            ("hccl_codes", table.hccl, "hccl", str(raw.get("hccl_source", "")))):
+        prefix = "code." if family == "runtime" else f"code.{family}-"
+        for index, item in enumerate(raw[key]):
+            code = _code(item, f"{FILE} {key} {index + 1}", family, source, prefix)
+            if code.number in into or (code.says is not None and code.says in table.said):
+                raise SignatureError(f"{FILE} {key} {index + 1}: {code.number} or its "
+                                     "sentence is listed twice")
+            into[code.number] = code
+            if code.says is not None:
+                table.said[code.says] = code
     return table
+
+
+def _code(item: object, where: str, family: str, source: str, prefix: str) -> Code:
+    if not isinstance(item, dict) or not {"code", "name", "what"} <= set(item) or \
+            set(item) - _FIELDS:
+        raise SignatureError(f"{where}: code, name, what and optional {sorted(_FIELDS)}")
+    code = Code(int(item["code"]), str(item["name"]), str(item["what"]),
+                str(item.get("family", family)), item.get("cause"), item.get("says"), source,
+                f"{prefix}{int(item['code'])}")
+    if code.family not in _FAMILIES or (code.cause is not None
+                                        and code.cause not in load_vocabulary()):
+        raise SignatureError(f"{where}: unknown family or cause ({code.family}, {code.cause})")
+    return code
 
 
 def code_signature(line: str) -> Signature | None:
@@ -81,7 +97,11 @@ def code_signature(line: str) -> Signature | None:
     for found in CODE.finditer(line):
         code = table.codes.get(int(found.group("code")))
         if code is not None:
-            return _signature(code, table.source, code.family)
+            return _signature(code, code.source, code.family)
+    found_hccl = HCCL_CODE.search(line)
+    if found_hccl is not None and int(found_hccl.group("code")) in table.hccl:
+        code = table.hccl[int(found_hccl.group("code"))]
+        return _signature(code, code.source, code.family)
     stated = SAYS.search(line)
     if stated is not None and stated.group("says") in table.said:
         # The sentence is torch_npu's own line, so the line is torch_npu's (as the knowledge
@@ -103,7 +123,7 @@ def _signature(code: Code, source: str, family: str) -> Signature:
         causes = (Cause(text=kind.text, checks=kind.checks, id=kind.id),)
         meaning = f"The call returned {said}: {code.what}."
     return Signature(
-        id=f"code.{code.number}", family=family,
+        id=code.ident, family=family,
         pattern=re.compile("|".join([rf"\b{code.number}\b", *([re.escape(code.says)]
                                                                if code.says else [])])),
         severity="error",

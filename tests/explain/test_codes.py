@@ -69,14 +69,31 @@ def test_a_six_digit_number_that_is_not_a_return_code(line: str) -> None:
 
 def test_the_table_follows_the_headers_classes() -> None:
     table = load_codes()
-    source = table.source
-    assert source.startswith("https://github.com/") and source.endswith("rt_error_codes.h")
     assert len(table.codes) >= 100 and table.said_source.endswith("NPUErrorCodes.h")
     causes = load_vocabulary()
     for number, code in table.codes.items():
         assert number // 1000 in (107, 207, 507), number
         assert code.name.startswith("ACL_ERROR_"), code
+        assert code.source.startswith("https://github.com/")
+        assert code.source.endswith("rt_error_codes.h")
         assert code.cause is None or code.cause in causes
+    assert sorted(table.hccl) == list(range(1, 25))
+    for number, code in table.hccl.items():
+        assert code.name.startswith("HCCL_E_") and code.source.endswith("hccl_types.h")
+        assert code.family == "hccl" and code.ident == f"code.hccl-{number}"
+
+
+def test_hccls_code_in_torch_npus_wrapper_of_a_collective() -> None:
+    # A record of the corpus's train part, quoted from
+    # https://github.com/vllm-project/vllm-ascend/issues/672
+    line = ("[rank1]: RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend"
+            ".ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, "
+            "config, &(comm->hcclComm_)), error code is 15")
+    found = code_signature(line)
+    assert found is not None and (found.id, found.family) == ("code.hccl-15", "hccl")
+    assert "HCCL_E_RUNTIME" in found.meaning and found.role == "family"
+    # The same number outside HCCL's wrapper is no HCCL code.
+    assert code_signature("step 15 failed, error code is 15") is None
 
 
 def test_an_entry_for_the_line_wins_over_the_code() -> None:
