@@ -76,17 +76,22 @@ VERSIONS = {"sympy": "1.13.3", "mpmath": "1.3.0", "numpy": "1.26.4", "protobuf":
 EXTRA_WHEELS = (*CANN_PYTHON_DEPS, "filelock", "mpmath", "astunparse")
 
 
-def framework_overlay(dest: Path, spec: EnvSpec) -> Path:
+def framework_overlay(dest: Path, spec: EnvSpec, *, platform_tagged: bool = False) -> Path:
     """Stand-in framework wheels in `dest` and the catalogue overlay that names them (one
-    overlay file per spec)."""
+    overlay file per spec). `platform_tagged`: tagged as the real ones are, for the spec's
+    Python and arch, so pip on the host checks the tag."""
+    # The real tag: https://gitcode.com/Ascend/pytorch/releases/download/v7.2.0-pytorch2.7.1/
+    # torch_npu-2.7.1-cp311-cp311-manylinux_2_28_aarch64.whl (PyTorch's own: the same).
     versions = dict(spec.framework_pins())
     tag = "cp" + spec.python.version.replace(".", "")
+    wheel_tag = (f"{tag}-{tag}-manylinux_2_28_{spec.hardware.arch}" if platform_tagged
+                 else "py3-none-any")
     components: dict[str, Any] = {}
     for name, version in versions.items():
         requires = list(REQUIRES.get(name, ()))
         if name == "torch_npu":
             requires.append(f"torch=={versions['torch']}")
-        wheel = build_wheel(dest, name, version, requires=requires)
+        wheel = build_wheel(dest, name, version, requires=requires, tag=wheel_tag)
         components[name] = {version: {"files": [{
             "filename": wheel.name, "kind": "wheel", "arch": spec.hardware.arch,
             "python_tag": tag, "distribution": name, "file_version": version,

@@ -43,24 +43,26 @@ def need_tools(os_name: str) -> None:
                     "createrepo-c, dnf, dnf-plugins-core and apt-utils)")
 
 
-def vendor_folder(dest: Path, os_name: str) -> Path:
-    """`python -m tests.sim repo --profile 910b --os NAME`: the fake vendor files, spec.yaml
-    for hosts of that OS, stand-in framework wheels, and (openEuler) its stand-in mirror."""
+def vendor_folder(dest: Path, os_name: str, arch: str = ARCH) -> Path:
+    """`python -m tests.sim repo --profile 910b --os NAME --arch ARCH`: the fake vendor files,
+    spec.yaml for hosts of that OS, stand-in framework wheels, and (openEuler) its stand-in
+    mirror."""
     done = subprocess.run(
         [sys.executable, "-m", "tests.sim", "repo", "--profile", "910b", "--os", os_name,
-         "--dest", str(dest), "--wheels-for", str(dest / "spec.yaml")],
+         "--arch", arch, "--dest", str(dest), "--wheels-for", str(dest / "spec.yaml")],
         cwd=ROOT, capture_output=True, text=True, check=False, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
-    kernel = oshosts.kernel_release(os_name, ARCH)
+    kernel = oshosts.kernel_release(os_name, arch)
     assert f"fetch with --kernel {kernel}" in done.stdout
     return dest
 
 
-def fetched(tmp_path: Path, os_name: str, kernel: str, *mirror: str) -> tuple[Path, Path]:
+def fetched(tmp_path: Path, os_name: str, kernel: str, *mirror: str, arch: str = ARCH
+            ) -> tuple[Path, Path]:
     """`ascend-env fetch` of the vendor folder (OS packages included) into a repository;
     the frameworks' dependencies as stand-in wheels beside them."""
     need_tools(os_name)
-    vendor = vendor_folder(tmp_path / "vendor", os_name)
+    vendor = vendor_folder(tmp_path / "vendor", os_name, arch)
     repo = tmp_path / "repo"
     done = invoke("fetch", "--spec", str(vendor / "spec.yaml"), "--repo", str(repo),
                   "--from-dir", str(vendor), "--catalogue",

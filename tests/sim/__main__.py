@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--os", dest="os_name", metavar="NAME",
                     help="bare hosts of this OS, as the vendor's servers arrive: "
                     "openeuler-22.03 (rpm, dnf) or debian-12 (apt) (tests/sim/oshosts.py)")
+    up.add_argument("--arch", default=None, choices=["x86_64", "aarch64"],
+                    help="the architecture the --os openeuler-22.03 hosts report (default: "
+                    "this machine's); their CPU and binaries stay this machine's")
 
     down = sub.add_parser("down", help="stop and remove simulated hosts")
     down.add_argument("--fleet", default=None, help="only this fleet (default: all)")
@@ -70,8 +73,9 @@ def _parser() -> argparse.ArgumentParser:
                       "and CANN) and spec-previous.yaml, for upgrades and rollbacks")
     repo.add_argument("--wheels-for", type=Path, metavar="SPEC",
                       help="also stand-in wheels (tests/wheels.py) for this spec: its pinned "
-                      "frameworks in the catalogue overlay, the rest in DEST/index/ (a simple "
-                      "index for fetch --python-wheels --index-url)")
+                      "frameworks in the catalogue overlay (tagged for the spec's Python and "
+                      "arch, as the real ones), the rest in DEST/index/ (a simple index for "
+                      "fetch --python-wheels --index-url)")
 
     serve = sub.add_parser("serve", help="serve a fake vendor repo on 127.0.0.1 for "
                            "`ascend-env fetch --mirror URL` until stopped")
@@ -151,7 +155,7 @@ def _stand_in_wheels(dest: Path, spec_file: Path) -> None:
     )
 
     spec = load_spec(path=spec_file)
-    frameworks = framework_overlay(dest, spec)
+    frameworks = framework_overlay(dest, spec, platform_tagged=True)
     overlay_file = dest / "catalogue-overlay.json"
     overlay = json.loads(overlay_file.read_text())
     for component, versions in json.loads(frameworks.read_text())["components"].items():
@@ -223,6 +227,7 @@ def _run(args: argparse.Namespace) -> int:
             versions=fleet.Versions(cann=args.cann, hdk=args.hdk),
             kernel_headers=not args.no_kernel_headers,
             os_name=args.os_name,
+            arch=args.arch,
         )
         for h in f.hosts:
             print(f"{h.name}\t{h.address}:{h.port}\t{h.chip} x{h.devices}\t{h.state}\tpid {h.pid}")

@@ -186,11 +186,13 @@ def sim_private_fleet(sim_fleet_factory: FleetFactory) -> Iterator[FleetFactory]
     counter = iter(range(1, 1000))
 
     def make(*, hosts: int = 1, state: str = "bare", chip: str = "910b", devices: int = 8,
-             cann: str = "8.5.0", hdk: str = "25.5.0", os_name: str | None = None) -> SimFleet:
+             cann: str = "8.5.0", hdk: str = "25.5.0", os_name: str | None = None,
+             arch: str | None = None) -> SimFleet:
         name = f"{PREFIX}{os.getpid()}-private-{next(counter)}"
         try:
             f = fleet.up(name=name, hosts=hosts, state=state, chip=chip, devices=devices,
-                         versions=fleet.Versions(cann=cann, hdk=hdk), os_name=os_name)
+                         versions=fleet.Versions(cann=cann, hdk=hdk), os_name=os_name,
+                         arch=arch)
         except SimError as exc:
             pytest.fail(f"simulated hosts did not come up: {exc}")
         made.append(name)

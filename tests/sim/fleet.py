@@ -32,6 +32,7 @@ class HostRecord:
     root: str
     pid: int = 0
     os: str | None = None  # None: the harness's own Debian; else tests/sim/oshosts.py's
+    arch: str | None = None  # None: this machine's; else the one a named OS's host reports
 
 
 @dataclass
@@ -125,16 +126,18 @@ def up(
     versions: Versions | None = None,
     kernel_headers: bool = True,
     os_name: str | None = None,
+    arch: str | None = None,
 ) -> Fleet:
     """Start `hosts` simulated hosts; a previous fleet of the same name is reaped first.
-    `os_name`: bare hosts of that OS (tests/sim/oshosts.py) instead of the harness's Debian."""
+    `os_name`: bare hosts of that OS (tests/sim/oshosts.py) instead of the harness's Debian;
+    `arch`: the architecture they report (default this machine's; tests/sim/oshosts.py)."""
     if state not in ("bare", "provisioned"):
         raise SimError(f"--state must be bare or provisioned, not {state!r}")
     if hosts < 1:
         raise SimError("--hosts must be at least 1")
     chip_info = get_chip(chip)
     hardware.initial_state(chip_info, devices)  # validates --devices before any work
-    base = oshosts.base_for(os_name, state)  # checks the name first
+    base = oshosts.base_for(os_name, state, arch)  # checks the name and arch first
     down(name)
     repo: Path | None = None
     if state == "provisioned":
@@ -152,7 +155,7 @@ def up(
         for i in range(hosts):
             hname = f"sim{i + 1}"
             fleet.hosts.append(HostRecord(hname, addresses[i], port, chip, devices, state,
-                                          str(fp.host(hname).root), os=os_name))
+                                          str(fp.host(hname).root), os=os_name, arch=arch))
         # Registry first: an interrupted `up` leaves enough behind for `down` to clean.
         _save(fleet)
     sshd.ensure_client_key(fp)
@@ -161,7 +164,8 @@ def up(
     def build(rec: HostRecord) -> None:
         hp = fp.host(rec.name)
         rootfs.create_host_root(base, hp, root_mode)
-        oshosts.install_hardware(hp.root, chip_info, devices, kernel_headers, os_name)
+        oshosts.install_hardware(hp.root, chip_info, devices, kernel_headers, os_name,
+                                 arch=arch)
         # Provisioned hosts come with their NPU ports configured; bare ones get them unset.
         network.attach(hp.root, network.fabric_dir(fp.base), rec.name,
                        int(rec.name.removeprefix("sim")), configured=state == "provisioned")

@@ -30,6 +30,11 @@ ANSI_COLOR="0;31"
 
 """
 
+# Built for the host's arch, as the distribution's are, except these, whose spec files in
+# src-openeuler say `BuildArch: noarch` (dkms, cmake's cmake-data, python-pip, dnf, setup, ...).
+NOARCH = frozenset({"basesystem", "ca-certificates", "cmake-data", "dkms", "dnf", "python3-dnf",
+                    "python3-pip", "setup"})
+
 # name -> (version, release, epoch, requires); releases get the dist tag. Unlisted: 1.0-1.
 _EVR: dict[str, tuple[str, str, int | None, tuple[str, ...]]] = {
     "glibc": ("2.34", "70", None, ()),
@@ -68,9 +73,10 @@ def kernel_release(arch: str, which: int = 0) -> str:
     return f"{KERNELS[which]}.{arch}"
 
 
-def _package(name: str) -> StandIn:
+def _package(name: str, arch: str) -> StandIn:
     version, release, epoch, requires = _EVR.get(name, ("1.0", "1", None, ()))
-    return StandIn(name, version, f"{release}.{DIST}", epoch=epoch, requires=requires)
+    return StandIn(name, version, f"{release}.{DIST}", "noarch" if name in NOARCH else arch,
+                   epoch=epoch, requires=requires)
 
 
 def _kernel_packages(arch: str, which: int) -> list[StandIn]:
@@ -111,8 +117,8 @@ def mirror_packages(entry: OsEntry, arch: str) -> list[StandIn]:
     while wanted:  # the dependencies' own stand-ins
         name = wanted.pop()
         names.add(name)
-        wanted |= {req.split()[0] for req in _package(name).requires} - names
-    return [*(_package(n) for n in sorted(names)), release_package(), *kernels]
+        wanted |= {req.split()[0] for req in _package(name, arch).requires} - names
+    return [*(_package(n, arch) for n in sorted(names)), release_package(), *kernels]
 
 
 def baseline_names(entry: OsEntry) -> list[str]:

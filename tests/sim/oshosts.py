@@ -15,6 +15,12 @@ The hosts share the controller's kernel, so the release is simulated: the root's
 /etc/ld.so.preload, makes uname(2) report it too: `uname -r`, Python, Ansible, the probe and the
 fake installers all see a kernel of that OS, for which its devel packages exist (Debian's real
 ones: the kernel is the one the Debian mirror's linux-headers-<arch> points at).
+
+The architecture is simulated the same way (`up --arch aarch64`, openEuler only): the shim
+reports the machine MACHINE_FILE names, so `uname -m`, Python, Ansible's ansible_architecture,
+rpm's %_arch and dnf's basearch say aarch64, rpm installs the aarch64 builds and refuses the
+x86_64 ones, and pip takes aarch64 wheel tags. The CPU (/proc/cpuinfo, the auxiliary vector's
+AT_PLATFORM) and every binary stay the controller's.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from tests.sim.provision import in_root
 
 OS_NAMES = ("openeuler-22.03", "debian-12")
 KERNEL_FILE = Path("var/lib/ascend-sim/kernel-release")
+MACHINE_FILE = Path("var/lib/ascend-sim/machine")  # the shim's MACHINE_FILE
+ARCHES = ("x86_64", "aarch64")
 SHIM = Path("usr/lib/ascend-sim/libuname_release.so")
 SHIM_SOURCE = Path(__file__).parent / "target" / "uname_release.c"
 RPM_TOOLS = ("rpm", "dnf", "python3-dnf")
@@ -49,20 +57,26 @@ gpgkey=http://repo.openeuler.org/openEuler-22.03-LTS/OS/$basearch/RPM-GPG-KEY-op
 APT_LISTS_MAX_AGE = 12 * 3600
 
 
-def check(name: str | None, state: str = "bare") -> None:
+def check(name: str | None, state: str = "bare", arch: str | None = None) -> None:
     if name is not None and name not in OS_NAMES:
         raise SimError(f"--os {name!r}: the simulated OSes are {', '.join(OS_NAMES)}")
     if name is not None and state != "bare":
         raise SimError(f"--os {name}: such hosts come up bare (--state bare)")
+    if arch is not None and arch not in ARCHES:
+        raise SimError(f"--arch {arch!r}: the simulated architectures are {', '.join(ARCHES)}")
+    if arch not in (None, os.uname().machine) and name != "openeuler-22.03":
+        # dpkg's architecture is built into it: a Debian host cannot report another one.
+        raise SimError(f"--arch {arch}: only --os openeuler-22.03 hosts simulate an "
+                       f"architecture other than this machine's ({os.uname().machine})")
 
 
 def install_hardware(root: Path, chip: Chip, devices: int, kernel_headers: bool,
-                     name: str | None) -> None:
+                     name: str | None, *, arch: str | None = None) -> None:
     """The simulated hardware, and for a named OS its shape (prepare): its kernel build tree
-    comes from its devel package, which a bare host lacks."""
+    comes from its devel package, which a bare host lacks. `arch`: default this machine's."""
     hardware.install(root, chip, devices, kernel_headers=kernel_headers and name is None)
     if name is not None:
-        prepare(root, name, os.uname().machine)
+        prepare(root, name, arch or os.uname().machine)
 
 
 def os_key(name: str, arch: str) -> str:
@@ -70,9 +84,9 @@ def os_key(name: str, arch: str) -> str:
     return f"{name}-{arch}"
 
 
-def base_for(name: str | None, state: str = "bare") -> Path:
+def base_for(name: str | None, state: str = "bare", arch: str | None = None) -> Path:
     """The cached root the host's overlay sits on (the RPM hosts' holds rpm and dnf)."""
-    check(name, state)
+    check(name, state, arch)
     recipe = rootfs.default_recipe()
     if name == "openeuler-22.03":
         recipe = dataclasses.replace(recipe, include=(*rootfs.BASE_INCLUDE, *RPM_TOOLS))
@@ -119,18 +133,22 @@ def debian_kernel(arch: str) -> str:
 
 def prepare(root: Path, name: str, arch: str) -> str:
     """Shape a fresh host root as the named OS, bare; returns its kernel release."""
+    check(name, arch=arch)
     release = kernel_release(name, arch)
+    # The shim first: rpm installs the baseline's kernel only on a host of its arch.
+    simulate_kernel(root, release, arch)
     if name == "openeuler-22.03":
         _rpm_host(root, arch)
-    simulate_kernel(root, release)
     return release
 
 
-def simulate_kernel(root: Path, release: str) -> None:
-    """The root's kernel release: /proc/sys/kernel/osrelease and uname(2) (see above)."""
+def simulate_kernel(root: Path, release: str, arch: str) -> None:
+    """The root's kernel release and machine: /proc/sys/kernel/osrelease and uname(2) (see
+    above)."""
     held = root / KERNEL_FILE
     held.parent.mkdir(parents=True, exist_ok=True)
     held.write_text(release + "\n")
+    (root / MACHINE_FILE).write_text(arch + "\n")
     res = subprocess.run(["mount", "--bind", str(held), str(root / "proc/sys/kernel/osrelease")],
                          capture_output=True, text=True, check=False)
     if res.returncode != 0:
@@ -164,7 +182,8 @@ def _rpm_host(root: Path, arch: str) -> None:
     files = [f"{p.nevra}.rpm" for p in packages if p.name in wanted
              and (p.name != "kernel" or p.nevra.endswith(running.split("-", 1)[1]))]
     (root / "etc/rpm").mkdir(parents=True, exist_ok=True)
-    (root / "etc/rpm/macros").write_text("%_dbpath /var/lib/rpm\n")
+    # %_host_cpu is built into rpm (Debian's: x86_64); a host of that arch has its own.
+    (root / "etc/rpm/macros").write_text(f"%_dbpath /var/lib/rpm\n%_host_cpu {arch}\n")
     stage = root / "var/tmp/ascend-sim-baseline"
     stage.mkdir(parents=True, exist_ok=True)
     for name in files:
