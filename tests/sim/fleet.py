@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -243,6 +244,7 @@ def status() -> list[dict[str, Any]]:
                 "devices": h.devices,
                 "state": h.state,
                 "os": h.os or "debian (the harness's)",
+                "arch": h.arch or os.uname().machine,
                 "sshd_pid": h.pid,
                 "running": alive,
                 "inventory": str(fleet.inventory),
