@@ -1,8 +1,8 @@
-"""The ACL runtime's and HCCL's numeric return codes (ascend_env/data/signatures/codes/
-runtime.yaml): a line that prints one (`error code is 507046`, `runtime result = 507018`,
-`ret:207000`, `HCCL function error: ..., error code is 11`), or the sentence torch_npu prints for
-it (`[Error]: The aicpu execution is abnormal.`), and that no entry knows is explained by the
-code's documented name, whatever program printed it.
+"""The numeric return codes of the ACL runtime, the operator API (aclnn) and HCCL
+(ascend_env/data/signatures/codes/runtime.yaml): a line that prints one (`error code is 507046`,
+`runtime result = 507018`, `errno:561000`, `HCCL function error: ..., error code is 11`), or the
+sentence torch_npu prints for it (`[Error]: The aicpu execution is abnormal.`), and that no entry
+knows is explained by the code's documented name, whatever program printed it.
 
 A code whose name says the cause (207018 device out of memory, 507010 lost heartbeat) concludes
 it, as an entry would, and ranks as one; the others say what failed and, like a CANN code's
@@ -26,12 +26,12 @@ PRIORITY = 25
 # The words the runtime, ACL, torch_npu and the frameworks print before a return code; a bare
 # six-digit number elsewhere (a size, a pid) is not one.
 CODE = re.compile(r"(?i:error ?code(?: is)?|errcode|errno|result|\bret(?:code)?|rt_?ret|failed"
-                  r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2})\b")
+                  r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2}|[135]61\d{3})\b")
 # torch_npu's wrapper of a collective call, with HCCL's own code.
 HCCL_CODE = re.compile(r"HCCL function error: .{0,300}?error code is (?P<code>\d{1,4})\b")
 # torch_npu prints the code's sentence on a line of its own, after the code's line.
 SAYS = re.compile(r"\[Error\]: (?P<says>[A-Z][^\[\]]{5,120}?\.)(?:\s|$)")
-_FAMILIES = {"runtime", "aicpu", "driver", "hccl"}
+_FAMILIES = {"runtime", "aicpu", "driver", "hccl", "cann"}
 _FIELDS = {"code", "name", "what", "family", "cause", "says"}
 
 
@@ -49,7 +49,7 @@ class Code:
 
 @dataclass(frozen=True)
 class Table:
-    codes: dict[int, Code]  # the ACL runtime's
+    codes: dict[int, Code]  # the ACL runtime's and the operator API's (aclnn), by number
     hccl: dict[int, Code]  # HCCL's
     said: dict[str, Code]  # torch_npu's sentence -> its ACL code
     said_source: str  # torch_npu's table of the sentences
@@ -59,14 +59,15 @@ class Table:
 def load_codes() -> Table:
     """The shipped tables."""
     raw = load_yaml(FILE)
-    if not isinstance(raw, dict) or not all(isinstance(raw.get(key), list)
-                                            for key in ("codes", "hccl_codes")):
-        raise SignatureError(f"{FILE}: a mapping with the lists `codes` and `hccl_codes`")
+    tables = ("codes", "aclnn_codes", "hccl_codes")
+    if not isinstance(raw, dict) or not all(isinstance(raw.get(key), list) for key in tables):
+        raise SignatureError(f"{FILE}: a mapping with the lists {', '.join(tables)}")
     table = Table({}, {}, {}, str(raw.get("torch_npu_source", "")))
     for key, into, family, source in (
             ("codes", table.codes, "runtime", str(raw.get("source", ""))),
+            ("aclnn_codes", table.codes, "cann", str(raw.get("aclnn_source", ""))),
             ("hccl_codes", table.hccl, "hccl", str(raw.get("hccl_source", "")))):
-        prefix = "code." if family == "runtime" else f"code.{family}-"
+        prefix = "code.hccl-" if family == "hccl" else "code."
         for index, item in enumerate(raw[key]):
             code = _code(item, f"{FILE} {key} {index + 1}", family, source, prefix)
             if code.number in into or (code.says is not None and code.says in table.said):

@@ -72,9 +72,13 @@ def test_the_table_follows_the_headers_classes() -> None:
     assert len(table.codes) >= 100 and table.said_source.endswith("NPUErrorCodes.h")
     causes = load_vocabulary()
     for number, code in table.codes.items():
+        assert code.source.startswith("https://github.com/")
+        if code.family == "cann":  # the operator API's
+            assert number // 1000 in (161, 361, 561) and code.name.startswith("ACLNN_ERR_")
+            assert code.source.endswith("aclnn_return_code.md")
+            continue
         assert number // 1000 in (107, 207, 507), number
         assert code.name.startswith("ACL_ERROR_"), code
-        assert code.source.startswith("https://github.com/")
         assert code.source.endswith("rt_error_codes.h")
         assert code.cause is None or code.cause in causes
     assert sorted(table.hccl) == list(range(1, 25))
@@ -112,6 +116,18 @@ def test_a_code_that_names_its_cause_explains_the_record() -> None:
     assert scan.chains and scan.chains[0].cause_found
     assert scan.chains[0].lead.signature.id == "code.207004"
     assert not scan.unknown
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # https://github.com/hiyouga/LlamaFactory/issues/3796
+    ("launch failed for Cast, errno:561000.", 561000),
+    # https://github.com/vllm-project/vllm-ascend/pull/12201
+    ("aclnnQuantMatmulV5 ... error code 161002 Invalid_Argument(EZ0027):", 161002),
+])
+def test_the_operator_apis_codes(line: str, code: int) -> None:
+    found = code_signature(line)
+    assert found is not None and (found.id, found.family) == (f"code.{code}", "cann")
+    assert "ACLNN_ERR_" in found.meaning and found.source.endswith("aclnn_return_code.md")
 
 
 # torch_npu's sentence for a code, on a line of its own; each is a record of the explain corpus.
