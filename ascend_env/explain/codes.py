@@ -27,6 +27,9 @@ PRIORITY = 25
 # six-digit number elsewhere (a size, a pid) is not one.
 CODE = re.compile(r"(?i:error ?code(?: is)?|errcode|errno|result|\bret(?:code)?|rt_?ret|failed"
                   r"|failure|error)\W{0,3}(?P<code>[125]07\d{3}|5079\d{2}|[135]61\d{3})\b")
+# What any such code looks like, searched first: most lines of a log carry none, and this one
+# scan turns them away before the patterns with their words.
+NUMBER = re.compile(r"(?:[125]07|5079|[135]61)\d{3}")
 # torch_npu's wrapper of a collective call, with HCCL's own code.
 HCCL_CODE = re.compile(r"HCCL function error: .{0,300}?error code is (?P<code>\d{1,4})\b")
 # torch_npu prints the code's sentence on a line of its own, after the code's line.
@@ -95,15 +98,15 @@ def _code(item: object, where: str, family: str, source: str, prefix: str) -> Co
 def code_signature(line: str) -> Signature | None:
     """The entry of the first known return code the line prints or states, or None."""
     table = load_codes()
-    for found in CODE.finditer(line):
+    for found in CODE.finditer(line) if NUMBER.search(line) else ():
         code = table.codes.get(int(found.group("code")))
         if code is not None:
             return _signature(code, code.source, code.family)
-    found_hccl = HCCL_CODE.search(line)
+    found_hccl = HCCL_CODE.search(line) if "HCCL function error" in line else None
     if found_hccl is not None and int(found_hccl.group("code")) in table.hccl:
         code = table.hccl[int(found_hccl.group("code"))]
         return _signature(code, code.source, code.family)
-    stated = SAYS.search(line)
+    stated = SAYS.search(line) if "[Error]: " in line else None
     if stated is not None and stated.group("says") in table.said:
         # The sentence is torch_npu's own line, so the line is torch_npu's (as the knowledge
         # base's entries for such sentences have it); the code says which layer failed.
