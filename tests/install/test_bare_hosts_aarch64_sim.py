@@ -6,8 +6,9 @@ The host is the harness's (tests/sim/oshosts.py, `up --arch aarch64`): the contr
 binaries, only the reported architecture simulated (uname(2) through the preloaded shim, so
 `uname -m`, Python, Ansible, rpm and dnf say aarch64). The frameworks' stand-in wheels are
 tagged as the real ones are (cp311-cp311-manylinux_2_28_aarch64), so the host's pip checks
-their tag; their content is pure Python, so that they also import on the controller's CPU. No real framework wheel goes there: PyTorch's CPU wheel here is x86_64, and
-its aarch64 build would not run on this CPU.
+their tag; their content is pure Python, so that they also import on the controller's CPU.
+No real framework wheel goes there: PyTorch's CPU wheel here is x86_64, and its aarch64 build
+would not run on this CPU.
 """
 
 from __future__ import annotations
