@@ -99,7 +99,7 @@ class Shape:
     exceptions: list[tuple[str, str, int]] = field(default_factory=list)  # class, message, line
     raised_in: str | None = None  # the package of the frame an exception was raised in
     packages: list[str] = field(default_factory=list)
-    frames: list[str] = field(default_factory=list)  # each traceback frame's package, in order
+    frames: list[str] = field(default_factory=list)  # the known package of each frame, in order
     symbols: list[str] = field(default_factory=list)
     libraries: list[str] = field(default_factory=list)
     chips: list[str] = field(default_factory=list)
@@ -142,10 +142,11 @@ def read_shape(lines: Sequence[str]) -> Shape:
     for index, text in enumerate(shape.lines):
         frame = _FRAME.match(text)
         if frame is not None:
-            frame_package = _package(frame.group("path")) or frame_package
+            own = _package(frame.group("path"))
+            frame_package = own or frame_package
             _add(shape.packages, frame_package)
-            if frame_package is not None:  # a record has at most records.MAX_RECORD_LINES
-                shape.frames.append(frame_package)
+            if own is not None:  # a record has at most records.MAX_RECORD_LINES
+                shape.frames.append(own)
             continue
         _read_exceptions(shape, text, index, frame_package)
         _read_names(shape, text)
