@@ -124,3 +124,15 @@ def test_a_malformed_rule_is_refused_with_its_name() -> None:
         with pytest.raises(SignatureError, match=words):
             parse_rule(good | broken, "t")
     assert set(FEATURES) >= {"exception", "package", "symbol", "chip", "module", "compiler"}
+
+
+def test_the_frames_name_only_the_packages_they_are_in() -> None:
+    # A real traceback's frames (https://github.com/vllm-project/vllm-ascend/pull/2051) with a
+    # frame of the user's own script between them: it names no package.
+    shape = read_shape([
+        '  File "/home/xxx/vllm_ascend/models/qwen2_5_vl_without_padding.py", line 84, in forward',
+        '  File "/home/me/run.py", line 3, in <module>',
+        '  File "/home/anaconda3/envs/xxx/lib/python3.10/site-packages/torch/_ops.py", line 1116,'
+        " in __call__",
+        "RuntimeError: Expected all tensors to be on the same device"])
+    assert shape.frames == ["vllm_ascend", "torch"]
