@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ascend_env.core.resources import load_yaml
-from ascend_env.explain.families import CANN_SOURCE, FALLBACK_PRIORITY
-from ascend_env.explain.signatures import Cause, Fix, Signature, SignatureError
+from ascend_env.explain.families import CANN_SOURCE
+from ascend_env.explain.signatures import (
+    FALLBACK_PRIORITY,
+    Cause,
+    Fix,
+    Signature,
+    SignatureError,
+)
 from ascend_env.explain.structure import Shape
 
 FILE = "signatures/areas/areas.yaml"

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from ascend_env.core.resources import load_yaml
-from ascend_env.explain.signatures import Cause, Fix, Signature, SignatureError
+from ascend_env.explain.signatures import (
+    FALLBACK_PRIORITY,
+    WHOLE_LOG,
+    Cause,
+    Signature,
+    SignatureError,
+)
 from ascend_env.explain.vocabulary import load_vocabulary
 
 FILE = "signatures/codes/runtime.yaml"
@@ -130,8 +136,6 @@ def _signature(code: Code, source: str, family: str) -> Signature:
         id=code.ident, family=family,
         pattern=re.compile("|".join([rf"\b{code.number}\b", *([re.escape(code.says)]
                                                                if code.says else [])])),
-        severity="error",
-        priority=PRIORITY if code.cause else 1, meaning=meaning, causes=causes,
-        fix=Fix(id=None, command="ascend-env explain the whole log (all ranks); the first cause "
-                                 "is listed first"),
-        source=source, samples=(str(code.number),), role=None if code.cause else "family")
+        severity="error", priority=PRIORITY if code.cause else FALLBACK_PRIORITY,
+        meaning=meaning, causes=causes, fix=WHOLE_LOG, source=source,
+        samples=(str(code.number),), role=None if code.cause else "family")

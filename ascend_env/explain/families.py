@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 
 from ascend_env.explain.codes import code_signature
-from ascend_env.explain.signatures import Cause, Fix, Signature
+from ascend_env.explain.signatures import FALLBACK_PRIORITY, WHOLE_LOG, Cause, Signature
 
-FALLBACK_PRIORITY = 1  # below every entry: a family match never beats an exact one
 CANN_SOURCE = ("https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/"
                "troubleshooting/troubleshooting_0225.html")
 _TORCH_NPU_SOURCE = "https://github.com/Ascend/pytorch/blob/master/torch_npu/utils/_error_code.py"
@@ -94,9 +93,7 @@ def _signature(ident: str, family: str, code: str, severity: str, *, meaning: st
         meaning=meaning,
         causes=(Cause(text="the first error of the log (this code is its consequence or "
                            "repeats it)", checks=()),),
-        fix=Fix(id=None, command="ascend-env explain the whole log (all ranks); the first "
-                                 "cause is listed first"),
-        source=source, samples=(code,), role="family")
+        fix=WHOLE_LOG, source=source, samples=(code,), role="family")
 
 
 # The runtime states why a call failed in its own words: `reason=[aicpu exception]` and

@@ -32,6 +32,7 @@ _FIELDS = {"id", "family", "pattern", "severity", "priority", "meaning", "causes
 Role = Literal["cause", "echo", "family", "rule"]
 ROLES: tuple[str, ...] = ("cause", "echo")
 ECHO_PRIORITY = 20
+FALLBACK_PRIORITY = 1  # below every entry: a family match never beats an exact one
 
 
 class SignatureError(AscendEnvError):
@@ -52,6 +53,12 @@ class Fix:
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "command": self.command}
+
+
+# What a family match (families.py, codes.py) advises: its line reports what failed, the log's
+# other lines say why.
+WHOLE_LOG = Fix(id=None, command="ascend-env explain the whole log (all ranks); the first cause "
+                                 "is listed first")
 
 
 @dataclass(frozen=True)
