@@ -132,8 +132,8 @@ def debian_kernel(arch: str) -> str:
 
 
 def prepare(root: Path, name: str, arch: str) -> str:
-    """Shape a fresh host root as the named OS, bare; returns its kernel release."""
-    check(name, arch=arch)
+    """Shape a fresh host root as the named OS, bare; returns its kernel release (the name
+    and arch were checked by base_for, before any host was built)."""
     release = kernel_release(name, arch)
     # The shim first: rpm installs the baseline's kernel only on a host of its arch.
     simulate_kernel(root, release, arch)
