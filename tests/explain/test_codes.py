@@ -1,6 +1,6 @@
-"""The ACL runtime's numeric return codes (ascend_env/explain/codes.py) on lines quoted in
-public threads: the code found in each phrasing that prints one, its documented name, and a
-cause only where the name says it."""
+"""Numeric return codes (ascend_env/explain/codes.py: the ACL runtime's, the operator API's,
+HCCL's) on lines quoted in public threads: the code found in each phrasing that prints one, its
+documented name, and a cause only where the name says it."""
 
 from __future__ import annotations
 
