@@ -15,7 +15,9 @@ the lead of its chain (tests/explain/corpus_score.py). Per part it prints:
   which explain does not list as unknown by design.
 Both for `entries` (the knowledge base's exact entries and code families, no rules and no
 areas: the reference) and `explain` (entries, rules and areas), with the ratio explain /
-entries. Then the train part with each thread left out (corpus_score.leave_thread_out: a
+entries; and recognised by the layer the record's words name alone (explain's areas, no entry
+and no rule: corpus_score.by_words), what the family score owes to knowing nothing of the
+message. Then the train part with each thread left out (corpus_score.leave_thread_out: a
 record answered without the entries and rules written from its own thread alone), the figure
 to develop against: it says what generalises, on records that may be read.
 
@@ -40,6 +42,7 @@ from tests.explain.corpus_score import (  # noqa: E402
     HELDOUT,
     TRAIN,
     Score,
+    by_words,
     leave_thread_out,
     load,
     score,
@@ -57,6 +60,13 @@ def _ratio(new: float, old: float) -> str:
     return f"x{new / old:.2f}" if old else "-"
 
 
+def _figures(name: str, s: Score) -> dict[str, int]:
+    counts = {"records": s.records, "threads": len(s.threads), "recognised": s.family}
+    if name == "words":  # the layer alone names no cause and lists nothing unknown
+        return counts
+    return counts | {"cause_first": s.cause, "silent": s.silent, "no_error_mark": s.quiet}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), help="score this part only")
@@ -66,14 +76,12 @@ def main() -> int:
     args = parser.parse_args()
     matchers = {"entries": Matcher(rules=(), areas=()), "explain": Matcher()}
     results = {part: {name: score(m, load(path)) for name, m in matchers.items()}
+               | {"words": by_words(load(path))}
                for part, path in PARTS.items() if args.part in (None, part)}
     if args.part in (None, "train"):
         results[LEFT_OUT] = {"explain": leave_thread_out(load(TRAIN))}
     if args.json:
-        print(json.dumps({part: {name: {"records": s.records, "threads": len(s.threads),
-                                        "recognised": s.family, "cause_first": s.cause,
-                                        "silent": s.silent, "no_error_mark": s.quiet}
-                                 for name, s in by.items()}
+        print(json.dumps({part: {name: _figures(name, s) for name, s in by.items()}
                           for part, by in results.items()}, indent=2))
         return 0
     for part, by in results.items():
@@ -90,6 +98,9 @@ def main() -> int:
             old_n, new_n = getattr(ref, attr), getattr(new, attr)
             print(f"  {label:<12}{_pct(ref, old_n):>22}{_pct(new, new_n):>22}"
                   f"{_ratio(new.share(new_n), ref.share(old_n)):>8}")
+        words = by["words"]
+        print(f"  the layer its words name alone (areas, no entry or rule): recognised "
+              f"{_pct(words, words.family)}")
     if args.misses and args.misses in results:
         print(f"\n{args.misses} misses (record family/cause -> answer family/cause):")
         for item, got in results[args.misses]["explain"].misses:

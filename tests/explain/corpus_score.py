@@ -25,9 +25,11 @@ from typing import Any
 
 import yaml
 
+from ascend_env.explain.areas import area_of, load_areas
 from ascend_env.explain.match import ERROR_LIKE, Matcher
 from ascend_env.explain.rules import load_rules
 from ascend_env.explain.signatures import load_signatures
+from ascend_env.explain.structure import read_shape
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real" / "explain"
 TRAIN, HELDOUT = DATA / "corpus.yaml", DATA / "heldout.yaml"
@@ -104,6 +106,18 @@ def score(matcher: Matcher, items: list[dict[str, Any]]) -> Score:
     result = Score()
     for item in items:
         _tally(result, item, answer(matcher, item["text"]))
+    return result
+
+
+def by_words(items: list[dict[str, Any]]) -> Score:
+    """Recognised by the layer the record's words name alone (explain's areas, no entry and no
+    rule): what the family score owes to knowing nothing of the message. `cause` stays 0."""
+    areas, result = load_areas(), Score()
+    for item in items:
+        placed = area_of(areas, read_shape(item["text"].splitlines()))
+        result.records += 1
+        result.threads.add(item["thread"])
+        result.family += placed is not None and placed[0].family == item["family"]
     return result
 
 

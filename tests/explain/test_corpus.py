@@ -23,6 +23,7 @@ from tests.explain.corpus_score import (
     Score,
     answer,
     bucket,
+    by_words,
     leave_thread_out,
     load,
     quotes,
@@ -48,12 +49,16 @@ def test_every_record_names_its_thread_family_and_cause() -> None:
     families = {s.family for s in load_signatures()} | {r.family for r in load_rules()} | \
         {family for family, _ in CANN_MODULES.values()}
     causes = set(load_vocabulary()) | {s.id for s in load_signatures()}
+    # An entry's id is a label only where the vocabulary names no cause for it: explain answers
+    # with the vocabulary's id, so a label naming the entry instead could never be matched.
+    named = {s.id: s.cause_id for s in load_signatures() if s.cause_id != s.id}
     for item in _train() + _heldout():
         assert set(item) <= FIELDS and {"thread", "text", "family", "cause"} <= set(item), item
         assert item["thread"].startswith("https://"), item
         assert item["text"].strip() and item["note"].strip(), item
         assert item["family"] in families, item
         assert item["cause"] in causes or item["cause"].startswith("family."), item
+        assert item["cause"] not in named, (named[item["cause"]], item)
 
 
 def test_the_split_is_by_thread_and_chosen_by_hash_not_by_hand() -> None:
@@ -103,17 +108,25 @@ def test_no_record_that_looks_like_an_error_passes_silently(part: str) -> None:
     assert score(default_matcher(), items).silent == 0
 
 
+def test_words_alone_count_a_record_only_where_they_name_its_layer() -> None:
+    hccl = {"thread": "https://example.invalid/1", "family": "hccl",
+            "text": "RuntimeError: HCCL function error: hcclCommInitRootInfo, error code is 7"}
+    loose = hccl | {"text": "RuntimeError: hidden in should be smaller than hidden out"}
+    wrong = hccl | {"family": "runtime"}
+    assert [by_words([r]).family for r in (hccl, loose, wrong)] == [1, 0, 0]
+
+
 def test_rules_add_to_what_the_entries_alone_recognise_on_the_train_part() -> None:
     entries, full = score(Matcher(rules=()), _train()), score(default_matcher(), _train())
     assert full.family >= entries.family and full.cause > entries.cause
 
 
 def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
-    # Measured with the rules frozen: 292/318 recognised, 241/318 cause first (docs/explain.md).
+    # Measured with the rules frozen: 292/318 recognised, 243/318 cause first (docs/explain.md).
     # A floor, so that a change to the entries or rules that loses records is seen; the held-out
     # part has no floor here: it is measured (benchmarks/explain_corpus.py), not tuned against.
     full = score(default_matcher(), _train())
-    assert full.share(full.family) >= 0.918 and full.share(full.cause) >= 0.757
+    assert full.share(full.family) >= 0.918 and full.share(full.cause) >= 0.764
 
 
 @lru_cache(maxsize=1)
