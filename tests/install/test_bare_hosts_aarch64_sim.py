@@ -1,6 +1,6 @@
 """A bare aarch64 openEuler 22.03 host, as Atlas 800T A2 servers arrive: `install` takes the
 aarch64 vendor files and the aarch64 builds of the OS packages, and refuses a host of another
-architecture than the spec's.
+architecture than the spec's (an x86_64 host with an aarch64 spec, and the other way round).
 
 The host is the harness's (tests/sim/oshosts.py, `up --arch aarch64`): the controller's CPU and
 binaries, only the reported architecture simulated (uname(2) through the preloaded shim, so
@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 OS = "openeuler-22.03"
 ARM = "aarch64"
+HERE = platform.machine()  # the controller's architecture, and a plain simulated host's
 KERNEL = openeuler.kernel_release(ARM)
 NAMES = packages.names("910b", "8.5.0", "25.5.0", ARM)
 
@@ -95,18 +96,25 @@ def test_a_bare_aarch64_openeuler_host_gets_the_aarch64_stack(
     assert "is not a supported wheel on this platform" in pip.stdout + pip.stderr, pip.stderr
 
 
-@pytest.mark.skipif(platform.machine() == ARM, reason="the controller's own arch is aarch64")
+@pytest.fixture(scope="module")
+def own_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same for the controller's own architecture."""
+    return fetched(tmp_path_factory.mktemp("own"), OS, openeuler.kernel_release(HERE))
+
+
+@pytest.mark.skipif(HERE == ARM, reason="the controller's own arch is aarch64")
+@pytest.mark.parametrize(("spec_arch", "host_arch"), [(ARM, HERE), (HERE, ARM)])
 def test_a_host_of_another_arch_than_the_specs_is_refused(
-        arm_repo: tuple[Path, Path], sim_private_fleet: FleetFactory) -> None:
-    spec, repo = arm_repo
-    host_arch = platform.machine()
-    fleet = sim_private_fleet(os_name=OS)  # the controller's architecture
+        spec_arch: str, host_arch: str, request: pytest.FixtureRequest,
+        sim_private_fleet: FleetFactory) -> None:
+    spec, repo = request.getfixturevalue("arm_repo" if spec_arch == ARM else "own_repo")
+    fleet = sim_private_fleet(os_name=OS, arch=host_arch)
     code, refused = install(spec, repo, fleet)
     assert code == 1, refused
     (host,) = refused["hosts"]
     assert host["status"] == "failed", host
-    assert (f"the host is {host_arch} but the spec is for {ARM}; use --arch {host_arch} or "
-            "the right inventory") in host["message"], host["message"]
+    assert (f"the host is {host_arch} but the spec is for {spec_arch}; use --arch {host_arch} "
+            "or the right inventory") in host["message"], host["message"]
     # Refused before anything changed: no package, no driver.
     after = fleet.ssh("sim1", "rpm -q gcc make dkms; ls /usr/local/Ascend")
     assert after.stdout.count("is not installed") == 3, after.stdout
