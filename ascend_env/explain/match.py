@@ -49,11 +49,14 @@ ERROR_LIKE = re.compile(
 # Records a log writes below warning level: matched like any line, never listed as unknown.
 QUIET_LEVEL = re.compile(r"^\W{0,3}(\(\w[^)]*\)\s*)?\[?(INFO|DEBUG|EVENT|TRACE)\b")
 # Lines that belong to an error message rather than state one (CANN's "Solution:" and
-# "Rectify..." advice, C++ frames, pip's header above the conflicts it lists): explained when
-# a signature matched close by.
+# "Rectify..." advice, C++ frames, pip's header above the conflicts it lists, the section
+# titles and search hint of MindSpore's error report, as mindspore-ai/docs
+# tutorials/source_en/debug/error_analysis/cann_error_cases.md shows them): explained when a
+# signature matched close by.
 CONTEXT = re.compile(
     r"Trace[Bb]ack \(most recent call last\)|Rectify the fault|^\W*Solution:|Possible Cause"
-    r"|Exception raised from|^\W*frame #\d+|source of the following dependency conflicts")
+    r"|Exception raised from|^\W*frame #\d+|source of the following dependency conflicts"
+    r"|^\W*- (?:Ascend|Framework|Kernel) Error Message|^\(Please search \"[^\"]*\" at https://")
 CONTEXT_BEFORE, CONTEXT_AFTER = 120, 40
 MAX_PACKAGES = 8  # the packages a rule hit notes, first named first
 

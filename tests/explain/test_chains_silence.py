@@ -91,6 +91,18 @@ def test_a_catch_all_alone_leads_but_says_no_cause_was_found_and_exits_1() -> No
     assert _exit(text, scan) == 1
 
 
+def test_the_section_titles_of_mindspores_error_report_are_not_errors_of_their_own() -> None:
+    # MindSpore frames the CANN message in titled sections; the titles are explained with the
+    # record they frame, and listed as not known where nothing near them is explained.
+    text = _train("https://github.com/modelbox-ai/modelbox/issues/357", "Error Message:")
+    titles = [line for line in text.splitlines() if "Error Message:" in line]
+    assert len(titles) == 2 and all(ERROR_LIKE.search(line) for line in titles)
+    scan = _scan(text)
+    assert scan.chains and not {u.line.strip() for u in scan.unknown} & set(titles)
+    alone = _scan("\n".join(titles))
+    assert {u.line for u in alone.unknown} == set(titles)
+
+
 def _unexplained() -> list[dict[str, Any]]:
     items = yaml.safe_load(UNEXPLAINED.read_text(encoding="utf-8"))
     assert isinstance(items, list)
