@@ -92,16 +92,23 @@ def ansible_playbook() -> str:
 
 
 def _tail(path: Path, stop: threading.Event, on_event: Callable[[Event], None]) -> None:
-    """Follow the events file until `stop` is set and everything written was read."""
+    """Follow the events file until `stop` is set and everything written was read.
+
+    An event is read once its whole line is there: the callback's buffer reaches the file in
+    pieces when an event is longer than the buffer, so the end of the file can be the middle
+    of a line. A line still unfinished when the run has ended was cut by the callback's
+    process dying, and is not an event."""
     while not path.exists() and not stop.is_set():
         time.sleep(0.05)
     if not path.exists():
         return
     with path.open(encoding="utf-8") as handle:
+        part = ""
         while True:
-            line = handle.readline()
-            if line:
-                on_event(json.loads(line))
+            part += handle.readline()
+            if part.endswith("\n"):
+                on_event(json.loads(part))
+                part = ""
             elif stop.is_set():
                 return
             else:
