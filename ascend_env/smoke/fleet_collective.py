@@ -28,8 +28,10 @@ from ascend_env.targets.inventory import read_inventory
 SCHEMA = "ascend-env/smoke/collective/v1"
 GRACE_S = 30.0
 # Rendezvous ports are picked at random in this range (no way to ask a remote host for a
-# free one before its coordinator starts); a clash fails that run with the port named.
-PORTS = (20000, 45000)
+# free one before its coordinator starts); a clash fails that run with the port named. The
+# range ends below Linux's default ephemeral range (ip_local_port_range, 32768-60999), where
+# any outgoing connection of the coordinator's host may hold the port already.
+PORTS = (20000, 32767)
 
 
 @dataclass(frozen=True)
