@@ -17,9 +17,11 @@ Both for `entries` (the knowledge base's exact entries and code families, no rul
 areas: the reference) and `explain` (entries, rules and areas), with the ratio explain /
 entries; and recognised by the layer the record's words name alone (explain's areas, no entry
 and no rule: corpus_score.by_words), what the family score owes to knowing nothing of the
-message. Then the train part with each thread left out (corpus_score.leave_thread_out: a
-record answered without the entries and rules written from its own thread alone), the figure
-to develop against: it says what generalises, on records that may be read.
+message; and by those words, else the package whose code raises the message (origins.py,
+`placed`): what the tables of the stack's own messages add to the words. Then the train part
+with each thread left out (corpus_score.leave_thread_out: a record answered without the
+entries and rules written from its own thread alone), the figure to develop against: it says
+what generalises, on records that may be read.
 
 `--misses train` lists what the train part misses (what rules may be written from);
 `--misses left-out` what it misses with each thread left out (what does not generalise);
@@ -62,7 +64,7 @@ def _ratio(new: float, old: float) -> str:
 
 def _figures(name: str, s: Score) -> dict[str, int]:
     counts = {"records": s.records, "threads": len(s.threads), "recognised": s.family}
-    if name == "words":  # the layer alone names no cause and lists nothing unknown
+    if name in ("words", "placed"):  # a layer alone names no cause, lists nothing unknown
         return counts
     return counts | {"cause_first": s.cause, "silent": s.silent, "no_error_mark": s.quiet}
 
@@ -76,7 +78,7 @@ def main() -> int:
     args = parser.parse_args()
     matchers = {"entries": Matcher(rules=(), areas=()), "explain": Matcher()}
     results = {part: {name: score(m, load(path)) for name, m in matchers.items()}
-               | {"words": by_words(load(path))}
+               | {"words": by_words(load(path)), "placed": by_words(load(path), origins=True)}
                for part, path in PARTS.items() if args.part in (None, part)}
     if args.part in (None, "train"):
         results[LEFT_OUT] = {"explain": leave_thread_out(load(TRAIN))}
@@ -98,9 +100,11 @@ def main() -> int:
             old_n, new_n = getattr(ref, attr), getattr(new, attr)
             print(f"  {label:<12}{_pct(ref, old_n):>22}{_pct(new, new_n):>22}"
                   f"{_ratio(new.share(new_n), ref.share(old_n)):>8}")
-        words = by["words"]
+        words, placed = by["words"], by["placed"]
         print(f"  the layer its words name alone (areas, no entry or rule): recognised "
               f"{_pct(words, words.family)}")
+        print(f"  its words, else its message's origin (no entry or rule): recognised "
+              f"{_pct(placed, placed.family)}")
     if args.misses and args.misses in results:
         print(f"\n{args.misses} misses (record family/cause -> answer family/cause):")
         for item, got in results[args.misses]["explain"].misses:

@@ -73,15 +73,17 @@ def load_areas() -> tuple[Area, ...]:
     return tuple(areas)
 
 
-def area_of(areas: Sequence[Area], shape: Shape) -> tuple[Area, int, str] | None:
+def area_of(areas: Sequence[Area], shape: Shape, *, message: bool = True,
+            launcher: bool = True) -> tuple[Area, int, str] | None:
     """The record's area, the index of the line that placed it and the words read there: the
-    reason line is tried first, then the others in order, each without the launcher's prefix;
-    only where no message names an area does the prefix (`(EngineCore_DP0 pid=1)`, `[rank3]:`)
-    say which program wrote the record: most errors a serving process logs are raised below it,
-    in torch_npu, CANN or the runtime."""
+    reason line is tried first, then the others in order, each without the launcher's prefix
+    (`message`); only where no message names an area does the prefix (`launcher`:
+    `(EngineCore_DP0 pid=1)`, `[rank3]:`) say which program wrote the record: most errors a
+    serving process logs are raised below it, in torch_npu, CANN or the runtime."""
     first = shape.first_line()
     order = [first, *(i for i in range(len(shape.lines)) if i != first)]
-    passes = [shape.lines] if shape.raw in ([], shape.lines) else [shape.lines, shape.raw]
+    prefixed = shape.raw not in ([], shape.lines)
+    passes = [*([shape.lines] if message else []), *([shape.raw] if launcher and prefixed else [])]
     for lines in passes:
         for index in order:
             line = lines[index] if index < len(lines) else ""

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_env.explain import records
-from ascend_env.explain.areas import Area, area_of, load_areas
+from ascend_env.explain.areas import Area, load_areas
 from ascend_env.explain.chains import OTHER, Chain, build_chains, specificity
 from ascend_env.explain.families import fallback
 from ascend_env.explain.hits import Hit, Unknown
 from ascend_env.explain.literals import required_literals
 from ascend_env.explain.numbers import read_numbers
+from ascend_env.explain.origins import load_origins, place
 from ascend_env.explain.rules import UNPLACED, Rule, evidence_line, first_rule, load_rules
 from ascend_env.explain.signatures import Signature, load_signatures
 from ascend_env.explain.structure import read_shape
@@ -74,10 +75,13 @@ class Matcher:
 
     def __init__(self, signatures: Sequence[Signature] | None = None, *,
                  rules: Sequence[Rule] | None = None, areas: Sequence[Area] | None = None,
-                 use_library: bool = True) -> None:
+                 origins: bool = True, use_library: bool = True) -> None:
         self.signatures = tuple(load_signatures() if signatures is None else signatures)
         self.rules = tuple(load_rules() if rules is None else rules)
         self.areas = tuple(load_areas() if areas is None else areas)
+        # The table of messages is read on the first record that needs it: most logs explain
+        # every error record and never do.
+        self.origins = origins and bool(self.areas)
         # A rule whose first condition is on the text is tried only on a record containing
         # one of that pattern's literals; any other rule only on a record that looks like an
         # error. Reading a record's structure is the costly part: most records need none.
@@ -211,11 +215,10 @@ class Matcher:
         text = [line[:MAX_LINE] for line in record]
         if not any(ERROR_LIKE.search(line) and not QUIET_LEVEL.search(line) for line in text):
             return
-        placed = area_of(self.areas, read_shape(text))
+        placed = place(self.areas, read_shape(text), load_origins() if self.origins else None)
         if placed is not None:
-            area, index, said = placed
-            state.note_hit(area.signature(said), source, start + index + 1,
-                           record[index].strip(), whole)
+            signature, index = placed
+            state.note_hit(signature, source, start + index + 1, record[index].strip(), whole)
 
     def _rule(self, lines: list[str], start: int, end: int
               ) -> tuple[Signature, int, dict[str, str]] | None:
