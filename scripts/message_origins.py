@@ -12,11 +12,12 @@ a line is screened by.
 The sources are pinned: a git commit of a public repository, or a package from PyPI with its
 sha256. Nothing is fetched here; pass where they are:
 
-    python scripts/message_origins.py --mirror /work/.mirror --archives /work/srcs
+    python scripts/message_origins.py --mirror /work/.mirror --archives /work/srcs \
+        --archives /opt/wheels
 
 `--mirror DIR` holds git repositories as `DIR/<owner>+<name>/repo` (each commit below is read
-with `git archive`), `--archives DIR` the PyPI files by their file names (each is verified
-against its sha256 before it is opened). The output is sorted, so the same sources give the
+with `git archive`), `--archives DIR` (one or more) the packages by their file names (each is
+verified against its sha256 before it is opened). The output is sorted, so the same sources give the
 same file.
 """
 
@@ -31,6 +32,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import urllib.parse
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,6 +60,11 @@ class Source:
 
 
 PYPI = "https://files.pythonhosted.org/packages/"
+# The family of the base layer's sources (PyTorch's): their messages are not written, and a
+# template whose screening parts are all theirs too is dropped, since whichever Ascend package
+# repeats such a message (`'X' object has no attribute 'y'`, `Constraints violated`), the
+# message says nothing of which one raised it.
+COMMON = "-"
 
 
 def _git(repo: str, tag: str, commit: str, package: str, family: str, *, subdir: str = "",
@@ -88,7 +95,7 @@ SOURCES: tuple[Source, ...] = (
         ("v0.10.1rc1", "7e16b4a7cdb15723c63c1c0efe58672a056eace8"),
         ("v0.9.1", "0740d10211fcdcaa00d29e8659d7de892f5ed4d8"),
         ("v0.7.3", "779eebb8021ede2a4434769ffd84e426c4d29fbb"))),
-    *(Source(ident=f"vllm@{version}", package="vllm", family="vllm_ascend",
+    *(Source(ident=f"vllm@{version}", package="vLLM", family="vllm_ascend",
              url=f"{PYPI}{path}/vllm-{version}.tar.gz", pin=digest, subdir=f"vllm-{version}/vllm")
       for version, path, digest in (
         ("0.34.0", "92/21/6e0b077dc4a0b28f5a8ce8bb352a38d7196650d681fd4faa87f8dc622eff",
@@ -129,6 +136,12 @@ SOURCES: tuple[Source, ...] = (
                "mindspore-2.7.0-cp311-cp311-manylinux1_x86_64.whl",
            pin="0051ecfc36b682df2e113b3e43c442f856509f567945d077c5728cd8e45b1f53",
            subdir="mindspore"),
+    # The base layer: its messages say nothing of which Ascend package raised them (COMMON).
+    Source(ident="torch@2.13.0", package="PyTorch", family=COMMON,
+           url="https://download.pytorch.org/whl/cpu/"
+               "torch-2.13.0%2Bcpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+           pin="6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
+           subdir="torch"),
     _git("hicann/ops-transformer", "master", "c29bc1069d3252c641e2aa059ec88f392d3f05ac",
          "CANN ops-transformer", "cann"),
     _git("hicann/ops-nn", "master", "e5c3fa9327ea95ba26d06227e746923580d10921",
@@ -259,7 +272,7 @@ def template(parts: Parts) -> tuple[str, ...] | None:
     return tuple(literals)
 
 
-def tree_files(source: Source, mirror: Path, archives: Path) -> Iterator[tuple[str, str]]:
+def tree_files(source: Source, mirror: Path, archives: list[Path]) -> Iterator[tuple[str, str]]:
     """(path under the source's subdir, text) of every Python and C++ file of the source."""
     if source.url.startswith("https://github.com/"):
         repo = mirror / source.url.removeprefix("https://github.com/").replace("/", "+") / "repo"
@@ -270,16 +283,17 @@ def tree_files(source: Source, mirror: Path, archives: Path) -> Iterator[tuple[s
         with tarfile.open(fileobj=io.BytesIO(blob)) as archive:
             yield from _tar(archive, source.subdir)
         return
-    path = archives / source.url.rsplit("/", 1)[1]
+    name = urllib.parse.unquote(source.url.rsplit("/", 1)[1])
+    path = next((d / name for d in archives if (d / name).is_file()), archives[0] / name)
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != source.pin:
         raise SystemExit(f"{path}: its sha256 is not {source.pin}")
     if path.name.endswith(".whl"):
         with zipfile.ZipFile(io.BytesIO(data)) as wheel:
             for info in wheel.infolist():
-                name = _wanted(info.filename, source.subdir, info.file_size)
-                if name is not None:
-                    yield name, wheel.read(info).decode("utf-8", errors="replace")
+                inner = _wanted(info.filename, source.subdir, info.file_size)
+                if inner is not None:
+                    yield inner, wheel.read(info).decode("utf-8", errors="replace")
         return
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
         yield from _tar(archive, source.subdir)
@@ -308,11 +322,18 @@ def _family(source: Source, path: str) -> str:
                 source.family)
 
 
-def collect(mirror: Path, archives: Path) -> tuple[list[Source], dict[tuple[str, ...],
-                                                                      dict[str, str]]]:
-    """The sources read, and each template with, per family, where it is first raised."""
+def anchors(literals: tuple[str, ...]) -> set[str]:
+    """The parts a line is screened by (origins.Origins)."""
+    return {part for part in literals if len(part) >= MIN_ANCHOR and " " in part}
+
+
+def collect(sources: tuple[Source, ...], mirror: Path, archives: list[Path]
+            ) -> dict[tuple[str, ...], dict[str, str]]:
+    """Each template with, per family, where it is first raised; none of whose screening
+    parts are all the base layer's own (COMMON) too, and none of the base layer's."""
     found: dict[tuple[str, ...], dict[str, str]] = {}
-    for source in SOURCES:
+    common: set[str] = set()
+    for source in sources:
         count = 0
         for path, text in tree_files(source, mirror, archives):
             reader = python_messages if path.endswith(".py") else cxx_messages
@@ -320,13 +341,17 @@ def collect(mirror: Path, archives: Path) -> tuple[list[Source], dict[tuple[str,
                 literals = template(parts)
                 if literals is None:
                     continue
+                if source.family == COMMON:
+                    common |= anchors(literals)
+                    continue
                 where = found.setdefault(literals, {})
                 family = _family(source, path)
                 if family not in where:
                     where[family] = f"{source.ident}\t{path}:{line}"
                     count += 1
         print(f"{source.ident}: {count} new templates", file=sys.stderr)
-    return list(SOURCES), found
+    return {literals: where for literals, where in found.items()
+            if not anchors(literals) <= common}
 
 
 def write(out: Path, sources: list[Source],
@@ -351,11 +376,12 @@ def write(out: Path, sources: list[Source],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, required=True)
-    parser.add_argument("--archives", type=Path, required=True)
+    parser.add_argument("--archives", type=Path, action="append", required=True,
+                        help="a folder of the PyPI files (may be given more than once)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    sources, found = collect(args.mirror, args.archives)
-    write(args.out, sources, found)
+    found = collect(SOURCES, args.mirror, args.archives)
+    write(args.out, list(SOURCES), found)
     print(f"{args.out}: {sum(map(len, found.values()))} messages", file=sys.stderr)
 
 

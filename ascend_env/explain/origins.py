@@ -16,7 +16,8 @@ A message is its template: the literal parts of the string the source passes, wi
 each substituted value. A line is screened for every template part of 20 characters or more
 (one Aho-Corasick pass, pyahocorasick); a template found is scored by how many of its
 characters the line holds in order, and the best one wins. Where equally good templates of two
-families match, the line's origin is ambiguous and none is given.
+families match, the line's origin is ambiguous and none is given. Messages PyTorch raises too
+are not in the table (the script says why).
 """
 
 from __future__ import annotations
@@ -169,7 +170,12 @@ def origin_of(origins: Origins, areas: Sequence[Area], shape: Shape
 @lru_cache(maxsize=1)
 def load_origins() -> Origins:
     """The shipped table (read once per process, on the first record that needs it)."""
-    blob = resources.files("ascend_env").joinpath("data").joinpath(FILE).read_bytes()
+    return read_table(resources.files("ascend_env").joinpath("data").joinpath(FILE).read_bytes())
+
+
+def read_table(blob: bytes) -> Origins:
+    """A table as scripts/message_origins.py writes it (gzip'd lines of tab-separated fields:
+    `# source` lines, then one template per line)."""
     sources: dict[str, Source] = {}
     templates: list[Template] = []
     for number, row in enumerate(gzip.decompress(blob).decode("utf-8").splitlines(), 1):

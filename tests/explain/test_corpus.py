@@ -122,11 +122,11 @@ def test_rules_add_to_what_the_entries_alone_recognise_on_the_train_part() -> No
 
 
 def test_the_train_score_stays_at_least_where_it_was_measured() -> None:
-    # Measured with the rules frozen: 293/318 recognised, 244/318 cause first (docs/explain.md).
+    # Measured with the rules frozen: 296/318 recognised, 244/318 cause first (docs/explain.md).
     # A floor, so that a change to the entries or rules that loses records is seen; the held-out
     # part has no floor here: it is measured (benchmarks/explain_corpus.py), not tuned against.
     full = score(default_matcher(), _train())
-    assert full.share(full.family) >= 0.921 and full.share(full.cause) >= 0.767
+    assert full.share(full.family) >= 0.930 and full.share(full.cause) >= 0.767
 
 
 @lru_cache(maxsize=1)
@@ -162,7 +162,8 @@ def test_an_entry_quoted_by_two_threads_stays_for_either() -> None:
 
 
 def test_the_left_out_score_stays_at_least_where_it_was_measured() -> None:
-    # Measured: 266/318 recognised, 164/318 cause first with each thread left out
-    # (benchmarks/explain_corpus.py). What the rules know beyond the threads they came from.
+    # Measured: 270/318 recognised, 164/318 cause first with each thread left out
+    # (benchmarks/explain_corpus.py). What the rules and origins know beyond the threads they
+    # came from.
     left = _left_out()
-    assert left.share(left.family) >= 0.836 and left.share(left.cause) >= 0.515
+    assert left.share(left.family) >= 0.849 and left.share(left.cause) >= 0.515
