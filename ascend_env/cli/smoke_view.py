@@ -96,6 +96,9 @@ def render_collective(document: dict[str, Any], *, as_json: bool) -> int:
         for row in document["results"]:
             typer.echo(f"  {row['bytes']:>12} B  algbw {row['algbw_gbps']:9.3f} GB/s  busbw "
                        f"{row['busbw_gbps']:9.3f} GB/s  {'correct' if row['correct'] else 'WRONG'}")
+        for taken in document.get("ports_taken") or ():
+            typer.echo(f"  rendezvous {taken['master']} was taken on the first host; "
+                       f"drawn again")
     for problem in document["problems"]:
         typer.echo(f"  FAIL  {problem}")
     if document.get("failing_hosts"):

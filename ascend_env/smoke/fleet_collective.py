@@ -14,6 +14,7 @@ pair and every pair that fails.
 from __future__ import annotations
 
 import random
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +29,16 @@ from ascend_env.targets.inventory import read_inventory
 SCHEMA = "ascend-env/smoke/collective/v1"
 GRACE_S = 30.0
 # Rendezvous ports are picked at random in this range (no way to ask a remote host for a
-# free one before its coordinator starts); a clash fails that run with the port named. The
-# range ends below Linux's default ephemeral range (ip_local_port_range, 32768-60999), where
-# any outgoing connection of the coordinator's host may hold the port already.
+# free one before its coordinator starts). The range ends below Linux's default ephemeral range
+# (ip_local_port_range, 32768-60999), where any outgoing connection of the coordinator's host
+# may hold the port already.
 PORTS = (20000, 32767)
+# A drawn port that a service of the first host already listens on fails the run at once
+# (torch's store: "failed to listen ... EADDRINUSE"): the run is tried again on a port drawn
+# anew, this many times in all, and the ports refused are reported. A port the caller chose is
+# tried once.
+PORT_TRIES = 3
+PORT_TAKEN = re.compile(r"EADDRINUSE|[Aa]ddress already in use|failed to listen")
 
 
 @dataclass(frozen=True)
@@ -76,10 +83,29 @@ class World:
                 *request.extra]
 
 
+def draw_port() -> int:
+    return random.randint(*PORTS)  # a port number, not a secret
+
+
 def run_world(request: SmokeRequest, members: list[FleetHost], nprocs: int,
               port: int | None = None) -> dict[str, Any]:
-    """One all-reduce over every device of `members`; the merged document."""
-    port = port or random.randint(*PORTS)  # a port number, not a secret
+    """One all-reduce over every device of `members`; the merged document. Where the first
+    host already holds a drawn rendezvous port, the run is tried again on another
+    (`ports_taken` lists each refusal)."""
+    taken: list[dict[str, str]] = []
+    for _ in range(1 if port else PORT_TRIES):
+        document = _run_once(request, members, nprocs, port or draw_port())
+        first = document["first_failure"] or ""
+        if document["status"] == "ok" or not (first.startswith(members[0].name)
+                                              and PORT_TAKEN.search(first)):
+            break
+        taken.append({"master": document["master"], "reason": first})
+    document["ports_taken"] = taken
+    return document
+
+
+def _run_once(request: SmokeRequest, members: list[FleetHost], nprocs: int,
+              port: int) -> dict[str, Any]:
     world = World(f"{members[0].address}:{port}", members, nprocs)
     targets = [HostTarget(m.name, host=m.host) for m in members]
 

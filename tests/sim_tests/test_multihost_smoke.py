@@ -13,6 +13,8 @@ Every other pair, and each host with itself, still connects.
 from __future__ import annotations
 
 import json
+import random
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from ascend_env.smoke import fleet_collective
 from tests.cli_invoke import invoke
 from tests.sim import torch_layer
 from tests.sim.fixtures import FleetFactory, SimFleet
@@ -60,6 +63,29 @@ def test_the_all_reduce_across_hosts_is_correct_and_reports_busbw(
         assert row["busbw_gbps"] > 0
         n = 2 * hosts
         assert row["busbw_gbps"] == pytest.approx(row["algbw_gbps"] * 2 * (n - 1) / n)
+
+
+def test_a_rendezvous_port_the_first_host_already_holds_is_drawn_again(
+        four: SimFleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A service of sim1 listens on the first port drawn: torch's store cannot listen there,
+    # and the run is tried again on a port drawn anew.
+    with socket.socket() as held:
+        held.bind(("", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        draws = iter([taken])
+        monkeypatch.setattr(fleet_collective, "draw_port",
+                            lambda: next(draws, None) or random.randint(*fleet_collective.PORTS))
+        result = invoke("smoke", "--framework", "hccl", "--inventory", str(four.inventory),
+                        "--limit", "sim1,sim2", "--device", "cpu", "--python", "python3-torch",
+                        "--steps", "3", "--timeout", "45", "--json")
+    document = json.loads(result.out)
+    assert result.code == 0, document["problems"]
+    address = four.fleet.host("sim1").address
+    (refused,) = document["ports_taken"]
+    assert refused["master"] == f"{address}:{taken}"
+    assert refused["reason"].startswith("sim1") and "EADDRINUSE" in refused["reason"]
+    assert document["master"] != refused["master"]
 
 
 CGROUP2 = Path("/sys/fs/cgroup/unified")

@@ -12,7 +12,18 @@ import pytest
 from ascend_env.cli.smoke_view import collective_exit, render_collective
 from ascend_env.core.errors import AscendEnvError
 from ascend_env.remote.hccl_workload import merge_results
-from ascend_env.smoke.fleet_collective import SCHEMA, at_fault, hosts_of, merge_hosts, round_robin
+from ascend_env.smoke import fleet_collective
+from ascend_env.smoke.fleet_collective import (
+    PORT_TRIES,
+    PORTS,
+    SCHEMA,
+    FleetHost,
+    at_fault,
+    hosts_of,
+    merge_hosts,
+    round_robin,
+    run_world,
+)
 from tests.cli_invoke import invoke
 
 MiB = 1024**2
@@ -123,6 +134,63 @@ def test_a_host_that_could_not_run_is_blamed() -> None:
                                      reason="time limit of 30 s reached")]),
                  {"host": "sim2", "status": "error", "reason": "cannot reach sim2: refused"}]
     assert at_fault(documents) == (["sim2"], "sim2: cannot reach sim2: refused")
+
+
+# torch's store on the first host when the drawn port is held there, as a CI run printed it.
+LISTEN = ("DistNetworkError: The server socket has failed to listen on any local network "
+          "address. port: 35990, useIpv6: 0, code: -98, name: EADDRINUSE, message: address "
+          "already in use")
+
+
+def _runs(monkeypatch: pytest.MonkeyPatch, failures: list[str | None]) -> list[int]:
+    """run_world's tries answered in turn (None: the run passes); the ports it used."""
+    used: list[int] = []
+    answers = iter(failures)
+
+    def once(request: Any, members: list[FleetHost], nprocs: int, port: int) -> dict[str, Any]:
+        used.append(port)
+        first = next(answers)
+        ranks = [rank(0)] if first is None else [rank(0, status="failed", reason=first)]
+        return merge_hosts([host(members[0].name, ranks), host("sim2", [rank(1)])], 2, None,
+                           f"{members[0].address}:{port}")
+
+    monkeypatch.setattr(fleet_collective, "_run_once", once)
+    return used
+
+
+MEMBERS = [FleetHost("sim1", "127.0.0.11", None), FleetHost("sim2", "127.0.0.12", None)]
+
+
+def test_a_drawn_port_the_first_host_holds_is_drawn_again(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    used = _runs(monkeypatch, [LISTEN, None])
+    document = run_world(None, MEMBERS, 1)  # type: ignore[arg-type]
+    assert document["status"] == "ok" and len(used) == 2
+    assert all(PORTS[0] <= port <= PORTS[1] for port in used)
+    assert document["ports_taken"] == [{"master": f"127.0.0.11:{used[0]}",
+                                        "reason": f"sim1 rank 0 after 5 s: {LISTEN}"}]
+    assert document["master"] == f"127.0.0.11:{used[1]}"
+    assert render_collective(document, as_json=False) == 0
+    assert f"rendezvous 127.0.0.11:{used[0]} was taken on the first host" in \
+        capsys.readouterr().out
+
+
+def test_the_port_is_drawn_at_most_three_times_and_a_chosen_port_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    used = _runs(monkeypatch, [LISTEN] * 5)
+    document = run_world(None, MEMBERS, 1)  # type: ignore[arg-type]
+    assert document["status"] == "failed" and len(used) == PORT_TRIES == 3
+    assert len(document["ports_taken"]) == 3
+    used = _runs(monkeypatch, [LISTEN] * 5)
+    assert run_world(None, MEMBERS, 1, port=29500)["status"] == "failed"  # type: ignore[arg-type]
+    assert used == [29500]
+
+
+def test_another_failure_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    used = _runs(monkeypatch, ["RuntimeError: Connection reset by peer", None])
+    document = run_world(None, MEMBERS, 1)  # type: ignore[arg-type]
+    assert document["status"] == "failed" and len(used) == 1
+    assert document["ports_taken"] == []
 
 
 def test_when_every_rank_only_timed_out_every_failed_host_is_named() -> None:
