@@ -33,6 +33,8 @@ SAMPLES = ROOT / "tests" / "data" / "os_release"
 # key it must map to, with its package manager; None = outside the data: a warning naming the
 # nearest key. A second architecture shows the vendor's arch support being applied.
 EXPECTED: dict[str, list[tuple[str, str | None, str | None]]] = {
+    # BCLinux 8 is Anolis-based (PLATFORM_ID an8), not the 21.10 "for Euler" the data knows.
+    "bclinux-8.8": [("x86_64", None, None)],
     "centos-7-core": [("x86_64", "centos-7-x86_64", "yum")],
     "debian-10": [("x86_64", "debian-10-x86_64", "apt")],
     "debian-11": [("x86_64", "debian-11-x86_64", "apt"), ("aarch64", None, None)],
@@ -68,6 +70,7 @@ EXPECTED: dict[str, list[tuple[str, str | None, str | None]]] = {
 
 # Where a text is outside the data, the key the warning must name as nearest.
 NEAREST = {
+    ("bclinux-8.8", "x86_64"): "bclinux-21.10-aarch64",
     ("euleros-2.0-sp5-on-sp9", "x86_64"): "euleros-2.9-x86_64",
     ("openeuler-24.03-sp2", "aarch64"): "openeuler-24.03-sp1-aarch64",
     ("euleros-2.0-sp8", "x86_64"): "euleros-2.8-aarch64",
