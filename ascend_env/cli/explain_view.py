@@ -8,9 +8,11 @@ from collections import Counter
 
 import typer
 
+from ascend_env.explain.areas import AREA
 from ascend_env.explain.confirm import HostChecks, involved_packages, verdict
 from ascend_env.explain.match import Hit
 from ascend_env.explain.numbers import describe
+from ascend_env.explain.origins import ORIGIN
 from ascend_env.explain.report import Explanation
 from ascend_env.explain.rules import UNPLACED
 from ascend_env.explain.signatures import Signature
@@ -73,6 +75,10 @@ def _full(hit: Hit, hosts: list[HostChecks], label: str) -> None:
               "rule": "  (rule: read from the record's structure)"}.get(hit.kind, "")
     if s.family == UNPLACED:
         family = "  (rule: read from the record's structure; no layer named)"
+    elif s.id.startswith(AREA):
+        family = "  (family match: the layer its words name, no cause)"
+    elif s.id.startswith(ORIGIN):
+        family = "  (family match: the package that raises the message, no cause)"
     _echo(f"{_MARK[s.severity]} {s.id}{times}  [{label}]{family}  at "
           f"{hit.source}:{hit.line_number}")
     _echo(f"    {hit.line[:300]}")

@@ -31,6 +31,7 @@ from ascend_env.explain.origins import (
     read_table,
 )
 from ascend_env.explain.structure import read_shape
+from tests.cli_invoke import invoke
 from tests.explain.corpus_score import TRAIN, load
 
 SCRIPT = Path(__file__).parents[2] / "scripts" / "message_origins.py"
@@ -86,7 +87,18 @@ def test_a_message_whose_words_name_no_layer_is_placed_by_the_package_that_raise
     assert [u.line for u in scan.unknown] == [text.strip()]
 
 
-def test_torch_npus_process_group_messages_are_hcclls() -> None:
+def test_the_terminal_names_the_package_and_exits_1(tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(_train("https://github.com/vllm-project/vllm-ascend/issues/16586",
+                          "hidden in") + "\n", encoding="utf-8")
+    done = invoke("explain", str(log))
+    assert done.code == 1, done.err
+    assert f"{ORIGIN}vllm_ascend" in done.out
+    assert "(family match: the package that raises the message, no cause)" in done.out
+    assert "csrc/torch_binding.cpp#L" in done.out
+
+
+def test_torch_npus_process_group_messages_are_hccls() -> None:
     text = _train("https://github.com/verl-project/verl/pull/6212", "Tensors must be contiguous")
     placed = place(load_areas(), read_shape(text.splitlines()), load_origins())
     assert placed is not None and placed[0].family == "hccl"
