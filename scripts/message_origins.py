@@ -5,7 +5,7 @@ A message is read as its template: the literal parts of the string a `raise XErr
 `logger.error(...)` or `assert ..., msg` passes (Python, read with `ast`), or of the string
 literals inside `TORCH_CHECK(...)`, `OP_LOGE(...)`, `throw ...(...)` and the other error macros
 (C++), with every substituted value (`{x}`, `%s`, `<< x <<`) a gap. Parts shorter than four
-characters are gaps too, and a template is kept only when one part is at least MIN_ANCHOR (20)
+characters are gaps too, and a template is kept only when one part is at least MIN_ANCHOR (24)
 characters long and has a space in it (a sentence, not a name), since such parts alone are what
 a line is screened by.
 

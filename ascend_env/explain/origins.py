@@ -13,7 +13,7 @@ known (exit 1). It is asked after the words of the record's message lines and be
 launcher's prefix (`place`).
 
 A message is its template: the literal parts of the string the source passes, with a gap for
-each substituted value. A line is screened for every template part of 20 characters or more
+each substituted value. A line is screened for every template part of 24 characters or more
 (one Aho-Corasick pass, pyahocorasick); a template found is scored by how many of its
 characters the line holds in order, and the best one wins. Where equally good templates of two
 families match, the line's origin is ambiguous and none is given. Messages PyTorch raises too
@@ -44,7 +44,10 @@ from ascend_env.explain.structure import Shape
 
 FILE = "signatures/origins/messages.tsv.gz"
 ORIGIN = "origin."  # the prefix of an origin's answer id
-MIN_ANCHOR = 24  # as scripts/message_origins.py keeps them
+# The parts a line is screened by: long enough to be a sentence of the package's own. Shorter
+# ones are often Python's or a generic phrase (`No module named '`, which vLLM re-raises;
+# `Failed to compile`): with them on train, such lines took the wrong family.
+MIN_ANCHOR = 24
 
 
 @dataclass(frozen=True)
