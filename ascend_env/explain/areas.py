@@ -39,16 +39,21 @@ class Area:
 
     def signature(self, said: str) -> Signature:
         """The area as the answer for one record: where to look, no cause."""
-        meaning = (f"No entry or rule knows this record; its words ('{said}') place it in "
-                   f"{self.what}. Look for the first error above it in the whole log (all "
-                   f"ranks), and run the checks of this layer.")
+        return self.placed(f"{AREA}{self.family}", said, f"its words ('{said}') place it",
+                           f"an error of {self.what}", CANN_SOURCE)
+
+    def placed(self, ident: str, said: str, why: str, cause: str, source: str) -> Signature:
+        """A record placed in this layer (by its words, or by its message's origin:
+        origins.py) as the answer for it: a family match, the layer's checks, no cause."""
+        meaning = (f"No entry or rule knows this record; {why} in {self.what}. Look for the "
+                   f"first error above it in the whole log (all ranks), and run the checks "
+                   f"of this layer.")
         return Signature(
-            id=f"{AREA}{self.family}", family=self.family, pattern=re.compile(re.escape(said)),
+            id=ident, family=self.family, pattern=re.compile(re.escape(said)),
             severity="error", priority=FALLBACK_PRIORITY, meaning=meaning,
-            causes=(Cause(text=f"not known exactly: an error of {self.what}",
-                          checks=self.checks),),
+            causes=(Cause(text=f"not known exactly: {cause}", checks=self.checks),),
             fix=Fix(id=None, command="ascend-env doctor --only " + ",".join(self.checks)),
-            source=CANN_SOURCE, samples=(said,), role="family")
+            source=source, samples=(said,), role="family")
 
 
 @lru_cache(maxsize=1)

@@ -23,7 +23,6 @@ are not in the table (the script says why).
 from __future__ import annotations
 
 import gzip
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,13 +32,7 @@ from typing import Any
 import ahocorasick  # type: ignore[import-not-found]
 
 from ascend_env.explain.areas import Area, area_of
-from ascend_env.explain.signatures import (
-    FALLBACK_PRIORITY,
-    Cause,
-    Fix,
-    Signature,
-    SignatureError,
-)
+from ascend_env.explain.signatures import Signature, SignatureError
 from ascend_env.explain.structure import Shape
 
 FILE = "signatures/origins/messages.tsv.gz"
@@ -114,17 +107,10 @@ class Origins:
         """The origin as the answer for one record: the package, its line, the layer."""
         source = self.sources[template.source]
         link = source.link(template.where)
-        meaning = (f"No entry or rule knows this record; its message is one {source.package} "
-                   f"raises ({link}), which places it in {area.what}. Look for the first error "
-                   f"above it in the whole log (all ranks), and run the checks of this layer.")
-        return Signature(
-            id=f"{ORIGIN}{template.family}", family=template.family,
-            pattern=re.compile(re.escape(said)), severity="error", priority=FALLBACK_PRIORITY,
-            meaning=meaning,
-            causes=(Cause(text=f"not known exactly: an error {source.package} raises, in "
-                               f"{area.what}", checks=area.checks),),
-            fix=Fix(id=None, command="ascend-env doctor --only " + ",".join(area.checks)),
-            source=link, samples=(said,), role="family")
+        return area.placed(f"{ORIGIN}{template.family}", said,
+                           f"its message is one {source.package} raises ({link}), which "
+                           f"places it", f"an error {source.package} raises, in {area.what}",
+                           link)
 
 
 def _held(parts: tuple[str, ...], line: str) -> int:
