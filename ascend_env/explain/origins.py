@@ -133,12 +133,15 @@ def place(areas: Sequence[Area], shape: Shape, origins: Origins | None
     that failed below it (`ACL stream synchronize failed, error code:507035`, raised by
     torch_npu, is the runtime's)."""
     named = area_of(areas, shape, launcher=False)
-    found = origin_of(origins, areas, shape) if named is None and origins is not None else None
-    named = named or (area_of(areas, shape, message=False) if found is None else None)
-    if named is not None:
-        area, index, said = named
-        return area.signature(said), index
-    return found
+    if named is None and origins is not None:
+        found = origin_of(origins, areas, shape)
+        if found is not None:
+            return found
+    named = named or area_of(areas, shape, message=False)
+    if named is None:
+        return None
+    area, index, said = named
+    return area.signature(said), index
 
 
 def origin_of(origins: Origins, areas: Sequence[Area], shape: Shape

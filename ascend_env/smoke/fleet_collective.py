@@ -95,9 +95,9 @@ def run_world(request: SmokeRequest, members: list[FleetHost], nprocs: int,
     taken: list[dict[str, str]] = []
     for _ in range(1 if port else PORT_TRIES):
         document = _run_once(request, members, nprocs, port or draw_port())
-        first = document["first_failure"] or ""
-        if document["status"] == "ok" or not (first.startswith(members[0].name)
-                                              and PORT_TAKEN.search(first)):
+        first = document["first_failure"] or ""  # `host: ...` or `host rank N ...`
+        on_first_host = first.startswith((f"{members[0].name}:", f"{members[0].name} "))
+        if document["status"] == "ok" or not (on_first_host and PORT_TAKEN.search(first)):
             break
         taken.append({"master": document["master"], "reason": first})
     document["ports_taken"] = taken
