@@ -9,16 +9,16 @@ characters are gaps too, and a template is kept only when one part is at least M
 characters long and has a space in it (a sentence, not a name), since such parts alone are what
 a line is screened by.
 
-The sources are pinned: a git commit of a public repository, or a package from PyPI with its
-sha256. Nothing is fetched here; pass where they are:
+The sources are pinned: a git commit of a public repository, or a package file (from PyPI, or
+PyTorch's own index) with its sha256. Nothing is fetched here; pass where they are:
 
     python scripts/message_origins.py --mirror /work/.mirror --archives /work/srcs \
         --archives /opt/wheels
 
 `--mirror DIR` holds git repositories as `DIR/<owner>+<name>/repo` (each commit below is read
 with `git archive`), `--archives DIR` (one or more) the packages by their file names (each is
-verified against its sha256 before it is opened). The output is sorted, so the same sources give the
-same file.
+verified against its sha256 before it is opened). The output is sorted and its gzip header
+carries no time, so the same sources give the same bytes.
 """
 
 from __future__ import annotations
