@@ -14,10 +14,7 @@ the most specific error, the earliest of its rank:
    without a reason;
 3. a catch-all: torch_npu's ERR99999, a code whose only words are "Inner Error!".
 An echo or a catch-all leads only a log where nothing else was found; the chain then says no
-cause was found (`cause_found`), and explain exits 1 as for a line it does not know. Within a
-rank, an entry or a rule that knows its line leads over a code's family match, which only
-relays the code's own words (`EZ1008 ... Reason: Failed to execute tiling function.` above the
-operator's `HCCL_BUFFSIZE is too SMALL ...`); then the earliest line.
+cause was found (`cause_found`), and explain exits 1 as for a line it does not know.
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ def build_chains(hits: Sequence[Hit], order: dict[str, int]) -> list[Chain]:
     chains = []
     for source in sorted(by_source, key=lambda s: order.get(s, 0)):
         found = sorted(by_source[source], key=lambda h: h.line_number)
-        lead = min(found, key=lambda h: (specificity(h), h.kind == "family", h.line_number,
-                                         -h.signature.priority))
+        lead = min(found, key=lambda h: (specificity(h), h.line_number, -h.signature.priority))
         chain = Chain(lead=lead, echoes=[h for h in found if h is not lead])
         lead.role, lead.echo_of = "cause", None
         for echo in chain.echoes:

@@ -61,19 +61,6 @@ def test_a_reason_inside_the_call_that_failed_is_read_from_that_line() -> None:
     assert chain.lead.line.startswith("RuntimeError: call aclnnCast failed")
 
 
-def test_an_entry_that_knows_its_line_leads_over_a_codes_family_of_the_same_rank() -> None:
-    # EZ1008 states what failed (the operator's tiling); the operator's own line under CANN's
-    # TraceBack says why: the HCCL window it needs is larger than HCCL_BUFFSIZE
-    # (https://github.com/vllm-project/vllm-ascend/issues/16835).
-    text = _train("https://github.com/vllm-project/vllm-ascend/issues/16835", "too SMALL")
-    (chain,) = _scan(text).chains
-    assert chain.lead.signature.id == "cann.mc2-hccl-buffsize-too-small"
-    assert chain.lead.signature.cause_id == "hccl-config"
-    code = next(e for e in chain.echoes if e.signature.id == "family.EZ1008")
-    assert code.line_number < chain.lead.line_number
-    assert specificity(code) == specificity(chain.lead)  # the same rank: the entry leads
-
-
 def test_inner_error_without_detail_never_leads_the_line_with_detail_does() -> None:
     # EZ9999 "Inner Error!" first, then the EZ9999 record that says what failed
     # (https://github.com/hiyouga/LlamaFactory/issues/4610).
