@@ -85,8 +85,7 @@ def area_of(areas: Sequence[Area], shape: Shape, *, message: bool = True,
     (`message`); only where no message names an area does the prefix (`launcher`:
     `(EngineCore_DP0 pid=1)`, `[rank3]:`) say which program wrote the record: most errors a
     serving process logs are raised below it, in torch_npu, CANN or the runtime."""
-    first = shape.first_line()
-    order = [first, *(i for i in range(len(shape.lines)) if i != first)]
+    order = shape.reading_order()
     prefixed = shape.raw not in ([], shape.lines)
     passes = [*([shape.lines] if message else []), *([shape.raw] if launcher and prefixed else [])]
     for lines in passes:

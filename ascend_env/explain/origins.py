@@ -149,8 +149,7 @@ def origin_of(origins: Origins, areas: Sequence[Area], shape: Shape
     """The record's origin and the index of the line that placed it: the reason line first,
     then the others in order, each without the launcher's prefix."""
     by_family = {area.family: area for area in reversed(areas)}
-    first = shape.first_line()
-    for index in [first, *(i for i in range(len(shape.lines)) if i != first)]:
+    for index in shape.reading_order():
         line = shape.lines[index] if index < len(shape.lines) else ""
         template = origins.of(line) if line else None
         if template is not None and template.family in by_family:

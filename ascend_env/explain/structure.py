@@ -117,6 +117,12 @@ class Shape:
         detailed = [c for c in self.codes if c.detailed]
         return detailed[0].line if detailed else 0
 
+    def reading_order(self) -> list[int]:
+        """The indexes of the lines as a layer is read from them: the reason line first, then
+        the others in order."""
+        first = self.first_line()
+        return [first, *(i for i in range(len(self.lines)) if i != first)]
+
 
 def _add(values: list[str], value: str | None) -> None:
     if value and value not in values and len(values) < MAX_READINGS:

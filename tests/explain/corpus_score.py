@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from ascend_env.explain.areas import area_of, load_areas
+from ascend_env.explain.areas import load_areas
 from ascend_env.explain.match import ERROR_LIKE, Matcher
 from ascend_env.explain.origins import load_origins, place
 from ascend_env.explain.rules import load_rules
@@ -114,20 +114,14 @@ def by_words(items: list[dict[str, Any]], *, origins: bool = False) -> Score:
     """Recognised by the layer the record's words name alone (explain's areas, no entry and no
     rule): what the family score owes to knowing nothing of the message. With `origins`, as
     explain places a record (origins.place): the words, else the package whose code raises
-    the record's message.
-    `cause` stays 0."""
+    the record's message. `cause` stays 0."""
     areas, result = load_areas(), Score()
     for item in items:
-        shape = read_shape(item["text"].splitlines())
-        if origins:
-            placed = place(areas, shape, load_origins())
-            family = placed[0].family if placed else None
-        else:
-            area = area_of(areas, shape)
-            family = area[0].family if area else None
+        placed = place(areas, read_shape(item["text"].splitlines()),
+                       load_origins() if origins else None)
         result.records += 1
         result.threads.add(item["thread"])
-        result.family += family == item["family"]
+        result.family += placed is not None and placed[0].family == item["family"]
     return result
 
 
